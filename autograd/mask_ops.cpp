@@ -1,0 +1,96 @@
+// Masks and dropout.
+//
+//   masked_fill  y = value where mask ≠ 0, else x       dx += g · [mask = 0]
+//   where        y = a where cond ≠ 0, else b           da += g · [cond ≠ 0], db += g · [cond = 0]
+//   dropout      y = x · m, m ∈ {0, 1/(1−p)}            dx += g · m   (m saved)
+//
+// Masks are float tensors that broadcast to the input (a padding mask [B, T]
+// can be applied to scores [B, T] or, reshaped to [B, T, 1], to [B, T, H]).
+#include "autograd/ops.h"
+#include "core/broadcast.h"
+#include "core/error.h"
+
+namespace rg {
+
+namespace {
+
+// The 0/1 keep-mask (1 where `mask` is zero) expanded to `shape`.
+Tensor expand_keep(const Tensor& mask, const Shape& shape, const char* op) {
+  check(mask.defined(), "{}: undefined mask", op);
+  check(broadcast_shapes(mask.shape(), shape, op) == shape, "{}: mask {} does not broadcast to {}", op,
+        mask.shape(), shape);
+  Tensor keep = Tensor::empty(shape);
+  Tensor zeros = Tensor::zeros(shape);
+  broadcast_binary(mask, zeros, keep, [](float m, float) { return m != 0.0f ? 0.0f : 1.0f; });
+  return keep;
+}
+
+}  // namespace
+
+Var masked_fill(const Var& x, const Tensor& mask, float value) {
+  check(x.defined(), "masked_fill: undefined input");
+  Tensor keep = expand_keep(mask, x.shape(), "masked_fill");
+  Tensor out = Tensor::empty(x.shape());
+  const float *px = x.value().data(), *pk = keep.data();
+  float* po = out.data();
+  parallel_for(out.numel(), kGrainElementwise, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) po[i] = pk[i] != 0.0f ? px[i] : value;
+  });
+  return tape().record("masked_fill", std::move(out), {x}, [keep](Node& n) {
+    Tensor* dx = n.input_grad(0);
+    if (!dx) return;
+    const float *g = n.grad.data(), *k = keep.data();
+    float* d = dx->data();
+    parallel_for(dx->numel(), kGrainElementwise, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) d[i] += g[i] * k[i];
+    });
+  });
+}
+
+Var where(const Tensor& condition, const Var& a, const Var& b) {
+  check(a.defined() && b.defined(), "where: undefined input");
+  check(a.shape() == b.shape(), "where: a {} and b {} must have the same shape", a.shape(), b.shape());
+  Tensor take_b = expand_keep(condition, a.shape(), "where");  // 1 where condition is zero
+  Tensor out = Tensor::empty(a.shape());
+  const float *pa = a.value().data(), *pb = b.value().data(), *pt = take_b.data();
+  float* po = out.data();
+  parallel_for(out.numel(), kGrainElementwise, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) po[i] = pt[i] != 0.0f ? pb[i] : pa[i];
+  });
+  return tape().record("where", std::move(out), {a, b}, [take_b](Node& n) {
+    const float *g = n.grad.data(), *t = take_b.data();
+    const int64_t count = n.value.numel();
+    if (Tensor* da = n.input_grad(0)) {
+      float* d = da->data();
+      for (int64_t i = 0; i < count; ++i) d[i] += g[i] * (1.0f - t[i]);
+    }
+    if (Tensor* db = n.input_grad(1)) {
+      float* d = db->data();
+      for (int64_t i = 0; i < count; ++i) d[i] += g[i] * t[i];
+    }
+  });
+}
+
+Var dropout(const Var& x, float p, bool training, Generator& gen) {
+  check(x.defined(), "dropout: undefined input");
+  check(p >= 0.0f && p < 1.0f, "dropout: probability must be in [0, 1), got {}", p);
+  if (!training || p == 0.0f) return x;
+  Tensor mask = dropout_mask(x.shape(), p, gen);
+  Tensor out = Tensor::empty(x.shape());
+  const float *px = x.value().data(), *pm = mask.data();
+  float* po = out.data();
+  parallel_for(out.numel(), kGrainElementwise, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) po[i] = px[i] * pm[i];
+  });
+  return tape().record("dropout", std::move(out), {x}, [mask](Node& n) {
+    Tensor* dx = n.input_grad(0);
+    if (!dx) return;
+    const float *g = n.grad.data(), *m = mask.data();
+    float* d = dx->data();
+    parallel_for(dx->numel(), kGrainElementwise, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) d[i] += g[i] * m[i];
+    });
+  });
+}
+
+}  // namespace rg

@@ -1,0 +1,181 @@
+// Softmax, log-softmax and cross-entropy, numerically stable.
+//
+// Along an axis of length D (x viewed as [outer, D, inner]):
+//   m = max_d x_d,  lse = m + log Σ_d exp(x_d − m)     (no overflow: every exponent ≤ 0)
+//   softmax      y_d = exp(x_d − lse)      dx_d += y_d (g_d − Σ_e g_e y_e)
+//   log_softmax  y_d = x_d − lse           dx_d += g_d − exp(y_d) Σ_e g_e
+//
+// Cross-entropy from logits x [N, C] with target t and label smoothing ε (the
+// target distribution is (1 − ε)·onehot(t) + ε/C):
+//   ℓ = −Σ_c q_c log p_c = lse − (1 − ε)·x_t − (ε/C)·Σ_c x_c
+//   dℓ/dx_c = p_c − (1 − ε)·[c = t] − ε/C
+// Each row has a weight w (its row weight, 0 when t is ignore_index); the loss
+// is Σ w ℓ / Σ w (or Σ w ℓ). Fused: only lse per row is saved; backward
+// recomputes p from the logits, so no [N, C] tensor outlives the forward.
+#include <cmath>
+
+#include "autograd/ops.h"
+#include "core/error.h"
+#include "core/parallel.h"
+
+namespace rg {
+
+namespace {
+
+struct AxisView {
+  int64_t outer, len, inner;
+};
+
+AxisView view_around(const Var& x, int axis, const char* op) {
+  check(x.defined(), "{}: undefined input", op);
+  check(x.rank() >= 1, "{}: needs at least one axis, got a scalar", op);
+  int a = x.shape().normalize_axis(axis);
+  return {x.shape().outer(a), x.shape()[a], x.shape().inner(a)};
+}
+
+// y = x − lse along the axis (log-softmax), for every (outer, inner) column.
+void log_softmax_kernel(const float* x, float* y, const AxisView& v) {
+  parallel_for(v.outer * v.inner, std::max<int64_t>(1, kGrainHeavy / std::max<int64_t>(v.len, 1)),
+               [&](int64_t lo, int64_t hi) {
+                 for (int64_t k = lo; k < hi; ++k) {
+                   int64_t o = k / v.inner, i = k % v.inner;
+                   const float* col = x + o * v.len * v.inner + i;
+                   float* out = y + o * v.len * v.inner + i;
+                   float m = -INFINITY;
+                   for (int64_t d = 0; d < v.len; ++d) m = std::max(m, col[d * v.inner]);
+                   float s = 0.0f;
+                   for (int64_t d = 0; d < v.len; ++d) s += std::exp(col[d * v.inner] - m);
+                   float lse = m + std::log(s);
+                   for (int64_t d = 0; d < v.len; ++d) out[d * v.inner] = col[d * v.inner] - lse;
+                 }
+               });
+}
+
+}  // namespace
+
+Var log_softmax(const Var& x, int axis) {
+  AxisView v = view_around(x, axis, "log_softmax");
+  Tensor y = Tensor::empty(x.shape());
+  log_softmax_kernel(x.value().data(), y.data(), v);
+  return tape().record("log_softmax", std::move(y), {x}, [v](Node& n) {
+    Tensor* dx = n.input_grad(0);
+    if (!dx) return;
+    const float* y = n.value.data();
+    const float* g = n.grad.data();
+    float* d = dx->data();
+    parallel_for(v.outer * v.inner, std::max<int64_t>(1, kGrainHeavy / std::max<int64_t>(v.len, 1)),
+                 [&](int64_t lo, int64_t hi) {
+                   for (int64_t k = lo; k < hi; ++k) {
+                     int64_t base = (k / v.inner) * v.len * v.inner + k % v.inner;
+                     float gsum = 0.0f;
+                     for (int64_t e = 0; e < v.len; ++e) gsum += g[base + e * v.inner];
+                     for (int64_t e = 0; e < v.len; ++e) {
+                       int64_t j = base + e * v.inner;
+                       d[j] += g[j] - std::exp(y[j]) * gsum;
+                     }
+                   }
+                 });
+  });
+}
+
+Var softmax(const Var& x, int axis) {
+  AxisView v = view_around(x, axis, "softmax");
+  Tensor y = Tensor::empty(x.shape());
+  log_softmax_kernel(x.value().data(), y.data(), v);
+  float* py = y.data();
+  parallel_for(y.numel(), kGrainHeavy, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) py[i] = std::exp(py[i]);
+  });
+  return tape().record("softmax", std::move(y), {x}, [v](Node& n) {
+    Tensor* dx = n.input_grad(0);
+    if (!dx) return;
+    const float* y = n.value.data();
+    const float* g = n.grad.data();
+    float* d = dx->data();
+    parallel_for(v.outer * v.inner, std::max<int64_t>(1, kGrainElementwise / std::max<int64_t>(v.len, 1)),
+                 [&](int64_t lo, int64_t hi) {
+                   for (int64_t k = lo; k < hi; ++k) {
+                     int64_t base = (k / v.inner) * v.len * v.inner + k % v.inner;
+                     float dot = 0.0f;
+                     for (int64_t e = 0; e < v.len; ++e) dot += g[base + e * v.inner] * y[base + e * v.inner];
+                     for (int64_t e = 0; e < v.len; ++e) {
+                       int64_t j = base + e * v.inner;
+                       d[j] += y[j] * (g[j] - dot);
+                     }
+                   }
+                 });
+  });
+}
+
+Var cross_entropy(const Var& logits, const Indices& targets, const CrossEntropyOptions& options) {
+  check(logits.defined(), "cross_entropy: undefined logits");
+  check(logits.rank() == 2, "cross_entropy: logits must be [N, C], got {}", logits.shape());
+  const int64_t rows = logits.dim(0), classes = logits.dim(1);
+  check(classes > 0, "cross_entropy: logits {} have no classes", logits.shape());
+  check(targets.shape.rank() == 1 && targets.shape[0] == rows,
+        "cross_entropy: targets {} must be [N] for logits {}", targets.shape, logits.shape());
+  const float eps = options.label_smoothing;
+  check(eps >= 0.0f && eps <= 1.0f, "cross_entropy: label_smoothing {} is not in [0, 1]", eps);
+  const bool weighted = options.row_weights.defined();
+  check(!weighted || options.row_weights.shape() == Shape{rows},
+        "cross_entropy: row_weights {} must be [N] for logits {}", weighted ? options.row_weights.shape() : Shape{},
+        logits.shape());
+
+  // Per-row weight: the row weight, zero for ignored targets.
+  auto weights = std::make_shared<std::vector<float>>(rows);
+  double total_weight = 0.0;
+  for (int64_t r = 0; r < rows; ++r) {
+    int32_t t = targets.values[r];
+    bool ignored = t == options.ignore_index;
+    check(ignored || (t >= 0 && t < classes), "cross_entropy: target {} at row {} is out of range [0, {})", t, r,
+          classes);
+    (*weights)[r] = ignored ? 0.0f : (weighted ? options.row_weights.data()[r] : 1.0f);
+    total_weight += (*weights)[r];
+  }
+  // All rows ignored: the mean is defined as 0 (PyTorch gives NaN).
+  const float norm = options.mean ? (total_weight > 0 ? static_cast<float>(1.0 / total_weight) : 0.0f) : 1.0f;
+
+  auto lse = std::make_shared<std::vector<float>>(rows);
+  std::vector<double> row_loss(rows, 0.0);
+  const float* x = logits.value().data();
+  parallel_for(rows, std::max<int64_t>(1, kGrainHeavy / classes), [&](int64_t lo, int64_t hi) {
+    for (int64_t r = lo; r < hi; ++r) {
+      const float* row = x + r * classes;
+      float m = -INFINITY, s = 0.0f, xsum = 0.0f;
+      for (int64_t c = 0; c < classes; ++c) m = std::max(m, row[c]);
+      for (int64_t c = 0; c < classes; ++c) s += std::exp(row[c] - m), xsum += row[c];
+      float l = m + std::log(s);
+      (*lse)[r] = l;
+      if ((*weights)[r] == 0.0f) continue;
+      int32_t t = targets.values[r];
+      float loss = l - (1.0f - eps) * row[t] - (eps / classes) * xsum;
+      row_loss[r] = static_cast<double>((*weights)[r]) * loss;
+    }
+  });
+  double total = 0.0;
+  for (double l : row_loss) total += l;
+  Tensor out = Tensor::scalar(static_cast<float>(total * norm));
+
+  return tape().record("cross_entropy", std::move(out), {logits},
+                       [values = targets.values, weights, lse, norm, eps, classes](Node& n) {
+                         Tensor* dx = n.input_grad(0);
+                         if (!dx) return;
+                         const float g = n.grad.data()[0] * norm;
+                         const float* x = n.inputs[0]->value.data();
+                         float* d = dx->data();
+                         const int64_t rows = static_cast<int64_t>(values.size());
+                         parallel_for(rows, std::max<int64_t>(1, kGrainHeavy / classes), [&](int64_t lo, int64_t hi) {
+                           for (int64_t r = lo; r < hi; ++r) {
+                             const float w = g * (*weights)[r];
+                             if (w == 0.0f) continue;
+                             const float* row = x + r * classes;
+                             float* drow = d + r * classes;
+                             const float l = (*lse)[r], smooth = eps / classes;
+                             for (int64_t c = 0; c < classes; ++c) drow[c] += w * (std::exp(row[c] - l) - smooth);
+                             drow[values[r]] -= w * (1.0f - eps);
+                           }
+                         });
+                       });
+}
+
+}  // namespace rg

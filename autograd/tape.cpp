@@ -1,0 +1,97 @@
+#include "autograd/tape.h"
+
+#include <atomic>
+
+#include "core/error.h"
+
+namespace rg {
+
+namespace {
+std::atomic<int64_t> g_next_id{1};
+}
+
+Tensor& Node::grad_buffer() {
+  if (!grad.defined()) grad = Tensor::zeros(value.shape());
+  return grad;
+}
+
+Tensor* Node::input_grad(size_t i) {
+  Node& in = *inputs[i];
+  return in.requires_grad ? &in.grad_buffer() : nullptr;
+}
+
+Var::Var(Tensor value, bool requires_grad) : node_(std::make_shared<Node>()) {
+  check(value.defined(), "Var: the value is an undefined tensor");
+  node_->value = std::move(value);
+  node_->requires_grad = requires_grad;
+  node_->id = g_next_id++;
+}
+
+void Var::zero_grad() {
+  if (node_->grad.defined()) node_->grad.fill(0.0f);
+}
+
+void Var::backward() { Tape::current().backward(*this); }
+
+Tape& Tape::current() {
+  thread_local Tape tape;
+  return tape;
+}
+
+Var Tape::record(const char* op, Tensor value, std::initializer_list<Var> inputs, BackwardFn backward) {
+  return record(op, std::move(value), std::vector<Var>(inputs), std::move(backward));
+}
+
+Var Tape::record(const char* op, Tensor value, const std::vector<Var>& inputs, BackwardFn backward) {
+  bool needs_grad = false;
+  if (recording_)
+    for (const Var& v : inputs) needs_grad = needs_grad || v.requires_grad();
+  if (!needs_grad) return Var(std::move(value));
+
+  auto node = std::make_shared<Node>();
+  node->value = std::move(value);
+  node->requires_grad = true;
+  node->op = op;
+  node->id = g_next_id++;
+  node->inputs.reserve(inputs.size());
+  for (const Var& v : inputs) node->inputs.push_back(v.node_ptr());
+  node->backward = std::move(backward);
+  nodes_.push_back(node);
+  return Var(std::move(node));
+}
+
+void Tape::backward(const Var& loss) {
+  check(loss.defined(), "backward: the loss is undefined");
+  check(loss.numel() == 1, "backward: the loss must have one element, its shape is {}", loss.shape());
+  backward(loss, Tensor::ones(loss.shape()));
+}
+
+void Tape::backward(const Var& output, const Tensor& output_grad) {
+  check(output.defined(), "backward: the output is undefined");
+  check(output_grad.shape() == output.shape(), "backward: gradient shape {} differs from output shape {}",
+        output_grad.shape(), output.shape());
+  check(output.requires_grad(),
+        "backward: the output does not depend on anything that requires a gradient "
+        "(was it computed inside a NoGradGuard, or from constants only?)");
+  output.node()->grad_buffer().add_(output_grad);
+  for (size_t i = nodes_.size(); i-- > 0;) {
+    Node& node = *nodes_[i];
+    if (!node.grad.defined() || !node.backward) continue;  // no gradient reached it
+    node.backward(node);
+  }
+}
+
+void Tape::clear() { nodes_.clear(); }
+
+std::string Tape::str() const {
+  std::string out;
+  for (const auto& node : nodes_) {
+    out += fmt::format("#{} {} {} <-", node->id, node->op, node->value.shape());
+    for (const auto& in : node->inputs)
+      out += fmt::format(" #{}{}", in->id, in->op == std::string_view("leaf") ? "(leaf)" : "");
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace rg

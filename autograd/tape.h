@@ -1,0 +1,66 @@
+#pragma once
+// The tape: every differentiable op appends its result node here, in creation
+// order. Because an op's inputs always exist before it does, creation order is
+// a topological order, and backward is a single loop over the tape in reverse.
+//
+// Each training step records a fresh tape; Tape::clear() releases the nodes
+// (and every intermediate tensor they hold) when the step is done. Inside a
+// NoGradGuard nothing is recorded and results carry no graph at all, which
+// is what evaluation and optimizer updates want.
+//
+// The tape is thread-local: each thread builds its own graphs.
+#include <cstddef>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "autograd/var.h"
+
+namespace rg {
+
+class Tape {
+ public:
+  // The calling thread's tape.
+  static Tape& current();
+
+  // Appends the result of an op and returns it as a Var. When no input
+  // requires a gradient (or recording is off) the result is a plain
+  // constant: nothing is recorded and `backward` is dropped.
+  Var record(const char* op, Tensor value, std::initializer_list<Var> inputs, BackwardFn backward);
+  Var record(const char* op, Tensor value, const std::vector<Var>& inputs, BackwardFn backward);
+
+  // Seeds d(loss)/d(loss) = 1 and runs every recorded backward in reverse.
+  // Nodes that no gradient reached are skipped.
+  void backward(const Var& loss);
+  // The same from a non-scalar output, seeded with d(something)/d(output).
+  void backward(const Var& output, const Tensor& output_grad);
+
+  void clear();  // drop every recorded node
+  size_t size() const { return nodes_.size(); }
+  // One line per node: id, op, shape and input ids ("#3 matmul [4, 8] <- #1 #2").
+  std::string str() const;
+
+  bool recording() const { return recording_; }
+
+ private:
+  friend class NoGradGuard;
+  std::vector<std::shared_ptr<Node>> nodes_;
+  bool recording_ = true;
+};
+
+// RAII: while alive, ops on this thread record nothing.
+class NoGradGuard {
+ public:
+  NoGradGuard() : previous_(Tape::current().recording_) { Tape::current().recording_ = false; }
+  ~NoGradGuard() { Tape::current().recording_ = previous_; }
+  NoGradGuard(const NoGradGuard&) = delete;
+  NoGradGuard& operator=(const NoGradGuard&) = delete;
+
+ private:
+  bool previous_;
+};
+
+inline Tape& tape() { return Tape::current(); }
+
+}  // namespace rg

@@ -1,0 +1,123 @@
+// Elementwise unary ops. For y = f(x) the backward is dx += g · f'(x), and
+// f' is written from whichever of x and y makes it cheapest:
+//
+//   neg      y = -x               f' = -1
+//   exp      y = eˣ               f' = y
+//   log      y = ln x             f' = 1 / x
+//   tanh     y = tanh x           f' = 1 - y²
+//   sigmoid  y = 1 / (1 + e⁻ˣ)    f' = y (1 - y)
+//   relu     y = max(x, 0)        f' = [x > 0]
+//   leaky    y = x or slope·x     f' = 1 or slope
+//   sqrt     y = √x               f' = 1 / (2y)
+//   rsqrt    y = 1 / √x           f' = -y³ / 2
+//   square   y = x²               f' = 2x
+//   abs      y = |x|              f' = sign(x) (0 at 0)
+//   clamp    y = min(max(x,lo),hi) f' = [lo ≤ x ≤ hi]
+//   s - x    y = s - x            f' = -1
+//
+// The output y is the node's own value, so nothing extra is saved.
+#include <cmath>
+
+#include "autograd/ops.h"
+#include "core/error.h"
+#include "core/parallel.h"
+
+namespace rg {
+
+namespace {
+
+template <class Fwd, class Deriv>
+Var unary(const char* op, const Var& x, int64_t grain, Fwd fwd, Deriv deriv) {
+  check(x.defined(), "{}: undefined input", op);
+  Tensor out = Tensor::empty(x.shape());
+  const float* px = x.value().data();
+  float* py = out.data();
+  parallel_for(out.numel(), grain, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) py[i] = fwd(px[i]);
+  });
+  return tape().record(op, std::move(out), {x}, [deriv, grain](Node& n) {
+    Tensor* dx = n.input_grad(0);
+    if (!dx) return;
+    const float* xv = n.inputs[0]->value.data();
+    const float* yv = n.value.data();
+    const float* g = n.grad.data();
+    float* d = dx->data();
+    parallel_for(n.value.numel(), grain, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) d[i] += g[i] * deriv(xv[i], yv[i]);
+    });
+  });
+}
+
+}  // namespace
+
+Var neg(const Var& x) {
+  return unary("neg", x, kGrainElementwise, [](float v) { return -v; }, [](float, float) { return -1.0f; });
+}
+
+Var exp(const Var& x) {
+  return unary("exp", x, kGrainHeavy, [](float v) { return std::exp(v); }, [](float, float y) { return y; });
+}
+
+Var log(const Var& x) {
+  return unary("log", x, kGrainHeavy, [](float v) { return std::log(v); }, [](float v, float) { return 1.0f / v; });
+}
+
+Var tanh(const Var& x) {
+  return unary("tanh", x, kGrainHeavy, [](float v) { return std::tanh(v); },
+               [](float, float y) { return 1.0f - y * y; });
+}
+
+Var sigmoid(const Var& x) {
+  // Written so that exp never overflows: for v < 0, eᵛ / (1 + eᵛ).
+  return unary(
+      "sigmoid", x, kGrainHeavy,
+      [](float v) {
+        if (v >= 0) return 1.0f / (1.0f + std::exp(-v));
+        float e = std::exp(v);
+        return e / (1.0f + e);
+      },
+      [](float, float y) { return y * (1.0f - y); });
+}
+
+Var relu(const Var& x) {
+  return unary("relu", x, kGrainElementwise, [](float v) { return v > 0 ? v : 0.0f; },
+               [](float v, float) { return v > 0 ? 1.0f : 0.0f; });
+}
+
+Var leaky_relu(const Var& x, float slope) {
+  return unary("leaky_relu", x, kGrainElementwise, [slope](float v) { return v > 0 ? v : slope * v; },
+               [slope](float v, float) { return v > 0 ? 1.0f : slope; });
+}
+
+Var sqrt(const Var& x) {
+  return unary("sqrt", x, kGrainHeavy, [](float v) { return std::sqrt(v); },
+               [](float, float y) { return 0.5f / y; });
+}
+
+Var rsqrt(const Var& x) {
+  return unary("rsqrt", x, kGrainHeavy, [](float v) { return 1.0f / std::sqrt(v); },
+               [](float, float y) { return -0.5f * y * y * y; });
+}
+
+Var square(const Var& x) {
+  return unary("square", x, kGrainElementwise, [](float v) { return v * v; },
+               [](float v, float) { return 2.0f * v; });
+}
+
+Var abs(const Var& x) {
+  return unary("abs", x, kGrainElementwise, [](float v) { return std::fabs(v); },
+               [](float v, float) { return v > 0 ? 1.0f : (v < 0 ? -1.0f : 0.0f); });
+}
+
+Var clamp(const Var& x, float lo, float hi) {
+  check(lo <= hi, "clamp: lo {} is greater than hi {}", lo, hi);
+  return unary("clamp", x, kGrainElementwise, [lo, hi](float v) { return v < lo ? lo : (v > hi ? hi : v); },
+               [lo, hi](float v, float) { return (v >= lo && v <= hi) ? 1.0f : 0.0f; });
+}
+
+Var scalar_sub(float s, const Var& x) {
+  return unary("scalar_sub", x, kGrainElementwise, [s](float v) { return s - v; },
+               [](float, float) { return -1.0f; });
+}
+
+}  // namespace rg

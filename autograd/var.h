@@ -1,0 +1,75 @@
+#pragma once
+// Var: a value in the computation graph, with its gradient.
+//
+// A Var is a shared handle to a Node. A Node holds the forward value, the
+// gradient (allocated on first use), the inputs it was computed from and a
+// backward function. The backward function reads the node's gradient and
+// ADDS its contribution into the gradients of the inputs: a value used twice
+// receives two contributions. That accumulate rule is the only rule every
+// backward obeys; nothing ever overwrites a gradient.
+//
+// Parameters are Vars created once with requires_grad = true. They live
+// outside the tape, so their gradients persist (and accumulate) across
+// steps until an optimizer zeroes them.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace rg {
+
+struct Node;
+using BackwardFn = std::function<void(Node&)>;
+
+struct Node {
+  Tensor value;
+  Tensor grad;  // undefined until a gradient arrives
+  bool requires_grad = false;
+  const char* op = "leaf";
+  int64_t id = 0;  // unique, increasing in creation order
+  std::vector<std::shared_ptr<Node>> inputs;
+  BackwardFn backward;
+
+  // The gradient buffer, zero-filled on first use.
+  Tensor& grad_buffer();
+  // Input i's gradient buffer if that input needs a gradient, else nullptr.
+  // Backward functions call this and skip the work for inputs that need none.
+  Tensor* input_grad(size_t i);
+};
+
+class Var {
+ public:
+  Var() = default;
+  // A leaf: a constant (requires_grad false) or a trainable value.
+  explicit Var(Tensor value, bool requires_grad = false);
+  explicit Var(std::shared_ptr<Node> node) : node_(std::move(node)) {}
+
+  bool defined() const { return node_ != nullptr; }
+  const Tensor& value() const { return node_->value; }
+  Tensor& value() { return node_->value; }
+  const Shape& shape() const { return node_->value.shape(); }
+  int64_t dim(int axis) const { return shape()[axis]; }
+  int rank() const { return shape().rank(); }
+  int64_t numel() const { return shape().numel(); }
+  float item() const { return value().item(); }
+  bool requires_grad() const { return node_->requires_grad; }
+
+  bool has_grad() const { return node_->grad.defined(); }
+  // The gradient; zero-filled if none has arrived yet.
+  Tensor& grad() { return node_->grad_buffer(); }
+  void zero_grad();
+
+  // Runs the tape's backward pass from this scalar.
+  void backward();
+
+  Node* node() const { return node_.get(); }
+  const std::shared_ptr<Node>& node_ptr() const { return node_; }
+
+ private:
+  std::shared_ptr<Node> node_;
+};
+
+}  // namespace rg

@@ -1,0 +1,25 @@
+#pragma once
+// Errors. Every public op validates its inputs and throws rg::Error with a
+// message that names the op and the shapes involved, e.g.
+//   "matmul: inner dimensions differ: a is [3, 4], b is [5, 2]".
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace rg {
+
+struct Error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Throws Error(fmt::format(...)) when `ok` is false. The message is formatted
+// only on failure, so checks cost a branch on the hot path.
+template <class... Args>
+inline void check(bool ok, fmt::format_string<Args...> message, Args&&... args) {
+  if (!ok) [[unlikely]]
+    throw Error(fmt::format(message, std::forward<Args>(args)...));
+}
+
+}  // namespace rg

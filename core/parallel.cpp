@@ -1,0 +1,54 @@
+#include "core/parallel.h"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace rg {
+
+namespace {
+int g_threads = 1;
+bool g_initialised = false;
+
+void ensure_initialised() {
+  if (g_initialised) return;
+  g_initialised = true;
+  set_num_threads(std::max(1, omp_get_max_threads()));
+}
+}  // namespace
+
+void set_num_threads(int n) {
+  check(n >= 1, "set_num_threads: need at least one thread, got {}", n);
+  g_initialised = true;
+  g_threads = n;
+  omp_set_num_threads(n);
+  openblas_set_num_threads(n);
+}
+
+int num_threads() {
+  ensure_initialised();
+  return g_threads;
+}
+
+void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body) {
+  if (n <= 0) return;
+  int threads = num_threads();
+  if (threads == 1 || n <= grain || omp_in_parallel()) {
+    body(0, n);
+    return;
+  }
+  int chunks = static_cast<int>(std::min<int64_t>(threads, (n + grain - 1) / grain));
+#pragma omp parallel for num_threads(chunks) schedule(static)
+  for (int c = 0; c < chunks; ++c) {
+    int64_t lo = n * c / chunks, hi = n * (c + 1) / chunks;
+    body(lo, hi);
+  }
+}
+
+BlasSerialScope::BlasSerialScope() { openblas_set_num_threads(1); }
+BlasSerialScope::~BlasSerialScope() { openblas_set_num_threads(num_threads()); }
+
+}  // namespace rg

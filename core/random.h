@@ -1,0 +1,56 @@
+#pragma once
+// A seeded random generator that gives the same numbers on every platform,
+// compiler and thread count.
+//
+// It is counter-based: draw number i of a generator with seed s is
+// splitmix64(s + (i + 1) · φ), where φ = 0x9E3779B97F4A7C15 and splitmix64 is
+// Vigna's 64-bit finaliser. Because any draw can be computed from (seed, i)
+// alone, a tensor can be filled in parallel and still get exactly the numbers
+// a serial loop would, and the whole state is two integers (easy to save).
+//
+// Uniform floats use the top 24 bits of a draw, so they are exact multiples of
+// 2^-24 in [0, 1). Normals use Box–Muller in double precision, rounded to
+// float; std::log/std::cos/std::sin of glibc and other mainstream libms agree
+// to within an ulp of double, far below float resolution.
+#include <cstdint>
+
+#include "core/tensor.h"
+
+namespace rg {
+
+class Generator {
+ public:
+  explicit Generator(uint64_t seed = 0) : seed_(seed) {}
+
+  uint64_t seed() const { return seed_; }
+  uint64_t offset() const { return offset_; }  // draws used so far
+  void set_state(uint64_t seed, uint64_t offset) { seed_ = seed, offset_ = offset; }
+
+  uint64_t next_u64();                 // one raw 64-bit draw
+  float uniform();                     // [0, 1)
+  float uniform(float lo, float hi);   // [lo, hi)
+  float normal(float mean = 0.0f, float stddev = 1.0f);
+  int64_t randint(int64_t n);          // [0, n), n > 0; unbiased
+
+  // Reserves `count` draws and returns the offset of the first; draw j of the
+  // block is then bits_at(first + j). This is what parallel fills use.
+  uint64_t reserve(uint64_t count);
+  uint64_t bits_at(uint64_t index) const;
+
+ private:
+  uint64_t seed_ = 0;
+  uint64_t offset_ = 0;
+};
+
+// Fill new tensors.
+Tensor uniform(const Shape& shape, float lo, float hi, Generator& gen);
+Tensor normal(const Shape& shape, float mean, float stddev, Generator& gen);
+// A tensor of 1/(1-p) with probability 1-p and 0 with probability p.
+Tensor dropout_mask(const Shape& shape, float p, Generator& gen);
+
+// Turns draws into floats; exposed for the fills and their tests.
+inline float bits_to_uniform(uint64_t bits) {
+  return static_cast<float>(bits >> 40) * (1.0f / 16777216.0f);
+}
+
+}  // namespace rg

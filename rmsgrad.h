@@ -1,0 +1,19 @@
+#pragma once
+// rmsgrad: a minimal tape-based autodiff framework in C++.
+//
+//   rg::Tensor     float32 row-major n-d array (core/tensor.h)
+//   rg::Var        a value in the graph with its gradient (autograd/var.h)
+//   rg::tape()     the thread's tape: backward() and clear() (autograd/tape.h)
+//   ops            add, matmul, softmax, cross_entropy, ... (autograd/ops.h)
+//
+// A training step: build the loss from ops, call loss.backward(), update the
+// parameters from their .grad(), then rg::tape().clear().
+#include "autograd/gradcheck.h"
+#include "autograd/ops.h"
+#include "autograd/tape.h"
+#include "autograd/var.h"
+#include "core/error.h"
+#include "core/parallel.h"
+#include "core/random.h"
+#include "core/shape.h"
+#include "core/tensor.h"
