@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The whole test suite: installs missing packages, builds, runs every test,
+# then installs the library into build/install and builds a small outside
+# project against it with find_package (examples/consumer).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/build.sh
+(cd build && ctest --output-on-failure -j"$(nproc)")
+
+echo "== consumer: find_package(rmsgrad) against the installed tree"
+rm -rf build/install build/consumer
+cmake --install build --prefix build/install >/dev/null
+cmake -S examples/consumer -B build/consumer -DCMAKE_PREFIX_PATH="$PWD/build/install" >/dev/null
+cmake --build build/consumer -j"$(nproc)" >/dev/null
+build/consumer/consumer
