@@ -1,0 +1,67 @@
+#pragma once
+// Module: the base of every layer and model.
+//
+// A module registers its parameters, buffers and submodules BY NAME in its
+// constructor; names nest with dots, so a model's parameter reads
+// "encoder.gru.norm_x.gain". named_parameters() is the one source of truth for
+// optimizers, checkpoints and logs — nothing is addressed by position.
+//
+//   class Affine : public Module {
+//    public:
+//     Affine(int64_t n) { w = register_parameter("weight", Tensor::ones(Shape{n})); }
+//     Var forward(const Var& x) { return x * w; }
+//     Var w;
+//   };
+//
+// Parameters are Vars that require gradients and live outside the tape.
+// Buffers are tensors that are saved and loaded but not trained (BatchNorm's
+// running statistics). train() / eval() switch every submodule at once.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "autograd/var.h"
+
+namespace rg {
+
+class Module {
+ public:
+  virtual ~Module() = default;
+  Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  // Every parameter of this module and its submodules, in registration order.
+  std::vector<std::pair<std::string, Var>> named_parameters() const;
+  std::vector<std::pair<std::string, Tensor>> named_buffers() const;
+  std::vector<Var> parameters() const;
+  int64_t parameter_count() const;  // number of scalars
+
+  void train(bool on = true);
+  void eval() { train(false); }
+  bool is_training() const { return training_; }
+  void zero_grad();
+
+ protected:
+  Var register_parameter(const std::string& name, Tensor value);
+  Tensor register_buffer(const std::string& name, Tensor value);
+  template <class M>
+  std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
+    add_submodule(name, module);
+    return module;
+  }
+
+ private:
+  void add_submodule(const std::string& name, std::shared_ptr<Module> module);
+  void collect_parameters(const std::string& prefix, std::vector<std::pair<std::string, Var>>& out) const;
+  void collect_buffers(const std::string& prefix, std::vector<std::pair<std::string, Tensor>>& out) const;
+
+  std::vector<std::pair<std::string, Var>> parameters_;
+  std::vector<std::pair<std::string, Tensor>> buffers_;
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> submodules_;
+  bool training_ = true;
+};
+
+}  // namespace rg
