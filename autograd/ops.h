@@ -46,6 +46,7 @@ inline Var operator-(const Var& a, float s) { return add(a, -s); }
 inline Var operator*(const Var& a, float s) { return mul(a, s); }
 inline Var operator*(float s, const Var& a) { return mul(a, s); }
 inline Var operator/(const Var& a, float s) { return mul(a, 1.0f / s); }
+inline Var operator/(float s, const Var& a) { return div(constant(Tensor::scalar(s)), a); }
 
 // ---- elementwise unary (unary.cpp) ----
 Var neg(const Var& x);

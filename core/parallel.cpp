@@ -48,6 +48,22 @@ void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, in
   }
 }
 
+int64_t chunk_count(int64_t n, int64_t grain) {
+  if (n <= 0) return 0;
+  if (omp_in_parallel()) return 1;
+  return std::max<int64_t>(1, std::min<int64_t>(num_threads(), (n + grain - 1) / std::max<int64_t>(grain, 1)));
+}
+
+void parallel_for_chunks(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t, int64_t)>& body) {
+  const int64_t chunks = chunk_count(n, grain);
+  if (chunks == 1) {
+    body(0, 0, n);
+    return;
+  }
+#pragma omp parallel for num_threads(static_cast<int>(chunks)) schedule(static)
+  for (int64_t c = 0; c < chunks; ++c) body(c, n * c / chunks, n * (c + 1) / chunks);
+}
+
 BlasSerialScope::BlasSerialScope() { openblas_set_num_threads(1); }
 BlasSerialScope::~BlasSerialScope() { openblas_set_num_threads(num_threads()); }
 

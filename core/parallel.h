@@ -22,6 +22,13 @@ inline constexpr int64_t kGrainHeavy = 4096;         // exp, tanh, log per eleme
 // Calls body(lo, hi) on disjoint chunks covering [0, n).
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body);
 
+// The number of chunks parallel_for_chunks will use for n items.
+int64_t chunk_count(int64_t n, int64_t grain);
+// Calls body(chunk, lo, hi) for chunk = 0 .. chunk_count(n, grain) - 1, each
+// on its own thread. Kernels that reduce across items keep one partial result
+// per chunk and add them up afterwards, without locks.
+void parallel_for_chunks(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t, int64_t)>& body);
+
 // While alive, OpenBLAS runs single-threaded (restored on destruction).
 class BlasSerialScope {
  public:

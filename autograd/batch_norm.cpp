@@ -1,0 +1,150 @@
+// Batch normalization, forward and backward side by side.
+//
+// x is viewed as [N, C, L] (L = 1 for [N, C] input, H·W for conv maps); each
+// channel c has M = N·L values. In training mode:
+//   μ_c = mean over the M values,  σ²_c = biased variance,  r_c = 1/sqrt(σ²_c + ε)
+//   x̂ = (x − μ_c) r_c,             y = g_c x̂ + b_c
+//   running_mean ← (1 − m)·running_mean + m·μ_c
+//   running_var  ← (1 − m)·running_var  + m·σ²_c · M/(M − 1)   (unbiased)
+// Backward (the batch statistics depend on every x of the channel):
+//   dx = (g_c r_c / M) · (M δ − Σ δ − x̂ Σ δ x̂),   dg_c = Σ δ x̂,   db_c = Σ δ
+// In evaluation mode μ and σ² are the running statistics, constants, so
+//   dx = g_c r_c δ.
+// The running statistics are buffers, changed in place and never recorded.
+#include "autograd/batch_norm.h"
+
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "autograd/tape.h"
+#include "core/error.h"
+#include "core/parallel.h"
+
+namespace rg {
+
+namespace {
+
+struct View {
+  int64_t n, c, l;
+};
+
+// Per-channel Σ f(x) over the batch, in double so a long channel sums exactly enough.
+template <class F>
+std::vector<double> channel_sums(const float* x, const View& v, F f) {
+  std::vector<double> sums(v.c, 0.0);
+  parallel_for(v.c, 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t c = lo; c < hi; ++c) {
+      double acc = 0.0;
+      for (int64_t s = 0; s < v.n; ++s) {
+        const float* p = x + (s * v.c + c) * v.l;
+        float part = 0.0f;
+        for (int64_t i = 0; i < v.l; ++i) part += f(p[i], c);
+        acc += part;
+      }
+      sums[c] = acc;
+    }
+  });
+  return sums;
+}
+
+}  // namespace
+
+Var batch_norm(const Var& x, const Var& gain, const Var& bias, BatchNormState& state, bool training) {
+  check(x.defined() && gain.defined() && bias.defined(), "batch_norm: undefined input, gain or bias");
+  check(x.rank() >= 2, "batch_norm: input must be [N, C] or [N, C, ...], got {}", x.shape());
+  View v{x.dim(0), x.dim(1), x.numel() / std::max<int64_t>(1, x.dim(0) * x.dim(1))};
+  const Shape channels{v.c};
+  check(gain.shape() == channels && bias.shape() == channels, "batch_norm: gain {} and bias {} must be [{}] for {}",
+        gain.shape(), bias.shape(), v.c, x.shape());
+  check(state.running_mean.defined() && state.running_mean.shape() == channels &&
+            state.running_var.defined() && state.running_var.shape() == channels,
+        "batch_norm: running statistics must be [{}] for input {}", v.c, x.shape());
+  const int64_t count = v.n * v.l;
+  check(!training || count > 1, "batch_norm: training needs more than one value per channel, input is {}",
+        x.shape());
+
+  auto mean = std::make_shared<std::vector<float>>(v.c);
+  auto inv_std = std::make_shared<std::vector<float>>(v.c);
+  const float* px = x.value().data();
+  if (training) {
+    std::vector<double> sum = channel_sums(px, v, [](float a, int64_t) { return a; });
+    for (int64_t c = 0; c < v.c; ++c) (*mean)[c] = static_cast<float>(sum[c] / count);
+    const std::vector<float>& mu = *mean;
+    std::vector<double> sq = channel_sums(px, v, [&mu](float a, int64_t c) { return (a - mu[c]) * (a - mu[c]); });
+    float* rm = state.running_mean.data();
+    float* rv = state.running_var.data();
+    for (int64_t c = 0; c < v.c; ++c) {
+      double var = sq[c] / count;
+      (*inv_std)[c] = static_cast<float>(1.0 / std::sqrt(var + state.eps));
+      rm[c] = (1.0f - state.momentum) * rm[c] + state.momentum * (*mean)[c];
+      rv[c] = (1.0f - state.momentum) * rv[c] + state.momentum * static_cast<float>(var * count / (count - 1));
+    }
+  } else {
+    for (int64_t c = 0; c < v.c; ++c) {
+      (*mean)[c] = state.running_mean.data()[c];
+      (*inv_std)[c] = 1.0f / std::sqrt(state.running_var.data()[c] + state.eps);
+    }
+  }
+
+  Tensor y = Tensor::empty(x.shape());
+  const float *g = gain.value().data(), *b = bias.value().data();
+  float* py = y.data();
+  parallel_for(v.n * v.c, std::max<int64_t>(1, 16384 / v.l), [&](int64_t lo, int64_t hi) {
+    for (int64_t row = lo; row < hi; ++row) {
+      const int64_t c = row % v.c;
+      const float scale = g[c] * (*inv_std)[c], shift = b[c] - (*mean)[c] * scale;
+      const float* a = px + row * v.l;
+      float* o = py + row * v.l;
+      for (int64_t i = 0; i < v.l; ++i) o[i] = a[i] * scale + shift;
+    }
+  });
+
+  return tape().record("batch_norm", std::move(y), {x, gain, bias}, [v, mean, inv_std, training](Node& n) {
+    const float* a = n.inputs[0]->value.data();
+    const float* g = n.inputs[1]->value.data();
+    const float* d = n.grad.data();
+    const std::vector<float>& mu = *mean;
+    const std::vector<float>& r = *inv_std;
+    // Σ δ and Σ δ x̂ per channel.
+    std::vector<double> d_sum = channel_sums(d, v, [](float dv, int64_t) { return dv; });
+    std::vector<double> dxh_sum(v.c, 0.0);
+    parallel_for(v.c, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t c = lo; c < hi; ++c) {
+        double acc = 0.0;
+        for (int64_t s = 0; s < v.n; ++s) {
+          const int64_t off = (s * v.c + c) * v.l;
+          float part = 0.0f;
+          for (int64_t i = 0; i < v.l; ++i) part += d[off + i] * (a[off + i] - mu[c]) * r[c];
+          acc += part;
+        }
+        dxh_sum[c] = acc;
+      }
+    });
+    if (Tensor* dg = n.input_grad(1))
+      for (int64_t c = 0; c < v.c; ++c) dg->data()[c] += static_cast<float>(dxh_sum[c]);
+    if (Tensor* db = n.input_grad(2))
+      for (int64_t c = 0; c < v.c; ++c) db->data()[c] += static_cast<float>(d_sum[c]);
+    Tensor* dx = n.input_grad(0);
+    if (!dx) return;
+    float* o = dx->data();
+    const float inv_count = 1.0f / static_cast<float>(v.n * v.l);
+    parallel_for(v.n * v.c, std::max<int64_t>(1, 16384 / v.l), [&](int64_t lo, int64_t hi) {
+      for (int64_t row = lo; row < hi; ++row) {
+        const int64_t c = row % v.c;
+        const float scale = g[c] * r[c];
+        const int64_t off = row * v.l;
+        if (!training) {
+          for (int64_t i = 0; i < v.l; ++i) o[off + i] += scale * d[off + i];
+          continue;
+        }
+        const float mean_d = static_cast<float>(d_sum[c]) * inv_count;
+        const float mean_dxh = static_cast<float>(dxh_sum[c]) * inv_count;
+        for (int64_t i = 0; i < v.l; ++i)
+          o[off + i] += scale * (d[off + i] - mean_d - (a[off + i] - mu[c]) * r[c] * mean_dxh);
+      }
+    });
+  });
+}
+
+}  // namespace rg

@@ -1,0 +1,37 @@
+#pragma once
+// Fused normalization ops: one forward kernel and one backward kernel each,
+// the per-row statistics saved in between. See norm_ops.cpp for the math.
+//
+// Every op normalizes ROWS. Two layouts:
+//  - features: x [..., n], each row is the last axis; gain and bias are [n]
+//    (one per unit), as in RNNs and dense layers;
+//  - channels: x [N, C, H, W], each row is one sample's channel map (n = H·W);
+//    gain and bias are [C] (one per channel), as the paper does for conv nets.
+#include <cstdint>
+
+#include "autograd/var.h"
+
+namespace rg {
+
+enum class NormLayout { Features, Channels };
+
+struct RmsNormConfig {
+  // pRMSNorm: the RMS is taken over the first k units of each row; 0 = all n.
+  int64_t k = 0;
+  float eps = 1e-5f;
+  // true:  y = x / sqrt(mean(x²) + ε)  (the paper's experiment code)
+  // false: y = x / (sqrt(mean(x²)) + ε) (the official rmsnorm_torch.py)
+  bool eps_inside = true;
+  // L2-Norm: divide by the L2 norm sqrt(Σ x² + ε) instead of the RMS.
+  bool l2 = false;
+};
+
+// y = x / D(x) · g (+ b). `bias` may be an undefined Var (no bias).
+Var rms_norm(const Var& x, const Var& gain, const Var& bias, const RmsNormConfig& config,
+             NormLayout layout = NormLayout::Features);
+
+// y = (x − μ) / sqrt(σ² + ε) · g + b with the biased variance σ².
+Var layer_norm(const Var& x, const Var& gain, const Var& bias, float eps,
+               NormLayout layout = NormLayout::Features);
+
+}  // namespace rg

@@ -1,0 +1,96 @@
+#include "layers/normalization.h"
+
+#include <cmath>
+
+#include "core/error.h"
+
+namespace rg {
+
+NormKind parse_norm_kind(std::string_view name) {
+  if (name == "none") return NormKind::None;
+  if (name == "layernorm") return NormKind::LayerNorm;
+  if (name == "rmsnorm") return NormKind::RMSNorm;
+  if (name == "prmsnorm") return NormKind::PRMSNorm;
+  if (name == "l2norm") return NormKind::L2Norm;
+  if (name == "batchnorm") return NormKind::BatchNorm;
+  if (name == "weightnorm") return NormKind::WeightNorm;
+  throw Error(fmt::format("unknown normalization '{}' (expected one of {})", name, kNormNames));
+}
+
+std::string norm_name(NormKind kind) {
+  switch (kind) {
+    case NormKind::None: return "none";
+    case NormKind::LayerNorm: return "layernorm";
+    case NormKind::RMSNorm: return "rmsnorm";
+    case NormKind::PRMSNorm: return "prmsnorm";
+    case NormKind::L2Norm: return "l2norm";
+    case NormKind::BatchNorm: return "batchnorm";
+    case NormKind::WeightNorm: return "weightnorm";
+  }
+  return "?";
+}
+
+int64_t partial_units(int64_t n, float p) {
+  check(p > 0.0f && p <= 1.0f, "prmsnorm: p must be in (0, 1], got {}", p);
+  return std::max<int64_t>(1, static_cast<int64_t>(std::floor(static_cast<double>(n) * p)));
+}
+
+LayerNorm::LayerNorm(int64_t features, float eps, NormLayout layout) : eps_(eps), layout_(layout) {
+  gain = register_parameter("gain", Tensor::ones(Shape{features}));
+  bias = register_parameter("bias", Tensor::zeros(Shape{features}));
+}
+
+Var LayerNorm::forward(const Var& x) { return layer_norm(x, gain, bias, eps_, layout_); }
+
+RMSNorm::RMSNorm(int64_t features, const RmsNormConfig& config, float p, bool use_bias, NormLayout layout)
+    : config_(config), p_(p), layout_(layout) {
+  if (p < 1.0f) partial_units(features, p);  // validates p
+  gain = register_parameter("gain", Tensor::ones(Shape{features}));
+  if (use_bias) bias = register_parameter("bias", Tensor::zeros(Shape{features}));
+}
+
+Var RMSNorm::forward(const Var& x) {
+  RmsNormConfig config = config_;
+  if (p_ < 1.0f && x.rank() >= 1) {
+    const int64_t n = layout_ == NormLayout::Channels && x.rank() == 4 ? x.dim(2) * x.dim(3) : x.dim(-1);
+    config.k = partial_units(n, p_);
+  }
+  return rms_norm(x, gain, bias, config, layout_);
+}
+
+BatchNorm::BatchNorm(int64_t channels, float eps, float momentum) {
+  gain = register_parameter("gain", Tensor::ones(Shape{channels}));
+  bias = register_parameter("bias", Tensor::zeros(Shape{channels}));
+  state.running_mean = register_buffer("running_mean", Tensor::zeros(Shape{channels}));
+  state.running_var = register_buffer("running_var", Tensor::ones(Shape{channels}));
+  state.eps = eps;
+  state.momentum = momentum;
+}
+
+Var BatchNorm::forward(const Var& x) { return batch_norm(x, gain, bias, state, is_training()); }
+
+std::shared_ptr<Norm> make_norm(const NormOptions& o, int64_t features, NormLayout layout) {
+  check(features > 0, "make_norm: {} needs a positive size, got {}", norm_name(o.kind), features);
+  switch (o.kind) {
+    case NormKind::None:
+    case NormKind::WeightNorm:
+      return std::make_shared<Identity>();
+    case NormKind::LayerNorm:
+      return std::make_shared<LayerNorm>(features, o.eps, layout);
+    case NormKind::RMSNorm:
+    case NormKind::PRMSNorm:
+    case NormKind::L2Norm: {
+      RmsNormConfig config;
+      config.eps = o.eps;
+      config.eps_inside = o.eps_inside;
+      config.l2 = o.kind == NormKind::L2Norm;
+      const float p = o.kind == NormKind::PRMSNorm ? o.p : 1.0f;
+      return std::make_shared<RMSNorm>(features, config, p, o.rms_bias, layout);
+    }
+    case NormKind::BatchNorm:
+      return std::make_shared<BatchNorm>(features, o.eps, o.momentum);
+  }
+  throw Error("make_norm: unknown kind");
+}
+
+}  // namespace rg

@@ -1,0 +1,101 @@
+#pragma once
+// Every normalization of the paper behind one selector.
+//
+//   auto norm = make_norm(options, 1024);            // rows of 1024 features
+//   auto norm = make_norm(options, 96, NormLayout::Channels);  // conv maps [N, 96, H, W]
+//   Var y = norm->forward(x);
+//
+// kind            what forward does                                  parameters
+// none            y = x                                              —
+// layernorm       (x − μ)/sqrt(σ² + ε) · g + b                       gain, bias
+// rmsnorm         x / sqrt(mean(x²) + ε) · g (+ b)                   gain (, bias)
+// prmsnorm        as rmsnorm, mean(x²) over the first k = ⌊n·p⌋ units (k ≥ 1)
+// l2norm          x / sqrt(Σ x² + ε) · g (+ b)                       gain (, bias)
+// batchnorm       per unit/channel over the batch, running stats     gain, bias; buffers
+// weightnorm      y = x here: it reparameterises the preceding weight (see Linear, Conv2d)
+//
+// pRMSNorm's k: the official code takes int(n·p) (floor), the paper writes
+// ⌈n·p⌉; we take the floor, as the code that produced the results did, and
+// never let k drop below 1. With n = 1024 and p = 6.25% that is k = 64.
+// Gains start at 1, biases at 0.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "autograd/batch_norm.h"
+#include "autograd/norm_ops.h"
+#include "layers/module.h"
+
+namespace rg {
+
+enum class NormKind { None, LayerNorm, RMSNorm, PRMSNorm, L2Norm, BatchNorm, WeightNorm };
+
+NormKind parse_norm_kind(std::string_view name);  // throws, listing the valid names
+std::string norm_name(NormKind kind);
+inline constexpr std::string_view kNormNames = "none|layernorm|rmsnorm|prmsnorm|l2norm|batchnorm|weightnorm";
+
+struct NormOptions {
+  NormKind kind = NormKind::None;
+  float p = 0.0625f;        // pRMSNorm's fraction of units
+  float eps = 1e-5f;
+  bool eps_inside = true;   // RMSNorm/pRMSNorm: ε inside the square root
+  bool rms_bias = false;    // RMSNorm family: add a bias after the gain
+  float momentum = 0.1f;    // BatchNorm's running statistics
+};
+
+// pRMSNorm's partial size for a row of n units.
+int64_t partial_units(int64_t n, float p);
+
+class Norm : public Module {
+ public:
+  virtual Var forward(const Var& x) = 0;
+  Var operator()(const Var& x) { return forward(x); }
+};
+
+class Identity : public Norm {
+ public:
+  Var forward(const Var& x) override { return x; }
+};
+
+class LayerNorm : public Norm {
+ public:
+  LayerNorm(int64_t features, float eps = 1e-5f, NormLayout layout = NormLayout::Features);
+  Var forward(const Var& x) override;
+  Var gain, bias;
+
+ private:
+  float eps_;
+  NormLayout layout_;
+};
+
+// RMSNorm, pRMSNorm (p < 1) and L2-Norm (config.l2) share one fused kernel.
+// The partial size k = partial_units(row length, p) is fixed at forward time,
+// because a conv map's row length H·W is known only then.
+class RMSNorm : public Norm {
+ public:
+  RMSNorm(int64_t features, const RmsNormConfig& config, float p = 1.0f, bool use_bias = false,
+          NormLayout layout = NormLayout::Features);
+  Var forward(const Var& x) override;
+  Var gain, bias;  // bias undefined unless use_bias
+
+ private:
+  RmsNormConfig config_;
+  float p_;
+  NormLayout layout_;
+};
+
+class BatchNorm : public Norm {
+ public:
+  BatchNorm(int64_t channels, float eps = 1e-5f, float momentum = 0.1f);
+  Var forward(const Var& x) override;  // x [N, C] or [N, C, H, W]
+  Var gain, bias;
+  BatchNormState state;
+};
+
+// The factory every model uses. `features` is n for the feature layout and C
+// for the channel layout.
+std::shared_ptr<Norm> make_norm(const NormOptions& options, int64_t features,
+                                NormLayout layout = NormLayout::Features);
+
+}  // namespace rg
