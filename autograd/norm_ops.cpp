@@ -34,6 +34,7 @@
 #include "autograd/tape.h"
 #include "core/error.h"
 #include "core/parallel.h"
+#include "core/reduce_row.h"
 
 namespace rg {
 
@@ -97,9 +98,7 @@ void rms_forward(const float* x, const float* g, const float* b, float* y, const
     for (int64_t r = lo; r < hi; ++r) {
       const float* a = x + r * v.n;
       float* out = y + r * v.n;
-      float q = 0.0f;
-#pragma omp simd reduction(+ : q)
-      for (int64_t i = 0; i < k; ++i) q += a[i] * a[i];
+      const float q = sum_of_squares(a, k);
       float mean_sq = q / m, inv_d, coef;
       if (cfg.eps_inside) {
         inv_d = 1.0f / std::sqrt(mean_sq + cfg.eps);
@@ -127,6 +126,8 @@ void rms_forward(const float* x, const float* g, const float* b, float* y, const
   });
 }
 
+// `Assign`: dx is a fresh buffer to write, not one to add into.
+template <bool Assign>
 void rms_backward(const float* x, const float* g, const float* dy, float* dx, Tensor* dgain, Tensor* dbias,
                   const RowView& v, int64_t k, const RmsSaved& saved) {
   const int64_t len = partial_len(v);
@@ -141,40 +142,32 @@ void rms_backward(const float* x, const float* g, const float* dy, float* dx, Te
       const float inv_d = saved.inv_d[r];
       if (v.channels) {  // one gain per row
         const int64_t c = r % v.channels;
-        float da_sum = 0.0f, d_sum = 0.0f;
-#pragma omp simd reduction(+ : da_sum, d_sum)
-        for (int64_t i = 0; i < v.n; ++i) da_sum += d[i] * a[i], d_sum += d[i];
+        const float da_sum = dot(d, a, v.n), d_sum = sum_of(d, v.n);
         if (dx) {
           float* o = dx + r * v.n;
           const float scale = g[c] * inv_d, t = g[c] * da_sum * saved.coef[r];
 #pragma omp simd
-          for (int64_t i = 0; i < k; ++i) o[i] += scale * d[i] - t * a[i];
+          for (int64_t i = 0; i < k; ++i) o[i] = (Assign ? 0.0f : o[i]) + scale * d[i] - t * a[i];
 #pragma omp simd
-          for (int64_t i = k; i < v.n; ++i) o[i] += scale * d[i];
+          for (int64_t i = k; i < v.n; ++i) o[i] = (Assign ? 0.0f : o[i]) + scale * d[i];
         }
         if (dg) dg[c] += da_sum * inv_d;
         if (db) db[c] += d_sum;
         continue;
       }
-      if (dx) {
-        float s = 0.0f;
-#pragma omp simd reduction(+ : s)
-        for (int64_t i = 0; i < v.n; ++i) s += g[i] * d[i] * a[i];
-        float* o = dx + r * v.n;
-        const float t = s * saved.coef[r];
+      // One pass writes dx and adds this row's terms to dg and db, so each
+      // element of δ and x is loaded once after the dot product.
+      const float t = dx ? dot3(g, d, a, v.n) * saved.coef[r] : 0.0f;
+      float* o = dx ? dx + r * v.n : nullptr;
+      auto element = [&](int64_t i, bool in_rms) {
+        if (o) o[i] = (Assign ? 0.0f : o[i]) + inv_d * g[i] * d[i] - (in_rms ? t * a[i] : 0.0f);
+        if (dg) dg[i] += d[i] * a[i] * inv_d;
+        if (db) db[i] += d[i];
+      };
 #pragma omp simd
-        for (int64_t i = 0; i < k; ++i) o[i] += inv_d * g[i] * d[i] - t * a[i];
+      for (int64_t i = 0; i < k; ++i) element(i, true);
 #pragma omp simd
-        for (int64_t i = k; i < v.n; ++i) o[i] += inv_d * g[i] * d[i];
-      }
-      if (dg) {
-#pragma omp simd
-        for (int64_t i = 0; i < v.n; ++i) dg[i] += d[i] * a[i] * inv_d;
-      }
-      if (db) {
-#pragma omp simd
-        for (int64_t i = 0; i < v.n; ++i) db[i] += d[i];
-      }
+      for (int64_t i = k; i < v.n; ++i) element(i, false);
     }
   });
   reduce_partials(dgain, dg_part, chunks, len);
@@ -194,13 +187,8 @@ void layer_forward(const float* x, const float* g, const float* b, float* y, con
     for (int64_t r = lo; r < hi; ++r) {
       const float* a = x + r * v.n;
       float* out = y + r * v.n;
-      float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-      for (int64_t i = 0; i < v.n; ++i) sum += a[i];
-      const float mu = sum * inv_n;
-      float var = 0.0f;
-#pragma omp simd reduction(+ : var)
-      for (int64_t i = 0; i < v.n; ++i) var += (a[i] - mu) * (a[i] - mu);
+      const float mu = sum_of(a, v.n) * inv_n;
+      const float var = lane_sum(v.n, [a, mu](int64_t i) { return (a[i] - mu) * (a[i] - mu); });
       const float inv_std = 1.0f / std::sqrt(var * inv_n + eps);
       saved.mean[r] = mu;
       saved.inv_std[r] = inv_std;
@@ -217,6 +205,7 @@ void layer_forward(const float* x, const float* g, const float* b, float* y, con
   });
 }
 
+template <bool Assign>
 void layer_backward(const float* x, const float* g, const float* dy, float* dx, Tensor* dgain, Tensor* dbias,
                     const RowView& v, const LayerSaved& saved) {
   const int64_t len = partial_len(v);
@@ -232,41 +221,31 @@ void layer_backward(const float* x, const float* g, const float* dy, float* dx, 
       const float mu = saved.mean[r], inv_std = saved.inv_std[r];
       if (v.channels) {
         const int64_t c = r % v.channels;
-        float d_sum = 0.0f, dah_sum = 0.0f;  // Σ δ and Σ δ â
-#pragma omp simd reduction(+ : d_sum, dah_sum)
-        for (int64_t i = 0; i < v.n; ++i) d_sum += d[i], dah_sum += d[i] * (a[i] - mu) * inv_std;
+        const float d_sum = sum_of(d, v.n);  // Σ δ and Σ δ â
+        const float dah_sum = lane_sum(v.n, [a, d, mu](int64_t i) { return d[i] * (a[i] - mu); }) * inv_std;
         if (dx) {
           float* o = dx + r * v.n;
           const float h_mean = g[c] * d_sum * inv_n, hah_mean = g[c] * dah_sum * inv_n;
 #pragma omp simd
           for (int64_t i = 0; i < v.n; ++i)
-            o[i] += inv_std * (g[c] * d[i] - h_mean - (a[i] - mu) * inv_std * hah_mean);
+            o[i] = (Assign ? 0.0f : o[i]) + inv_std * (g[c] * d[i] - h_mean - (a[i] - mu) * inv_std * hah_mean);
         }
         if (dg) dg[c] += dah_sum;
         if (db) db[c] += d_sum;
         continue;
       }
+      float h_mean = 0.0f, hah_mean = 0.0f;
       if (dx) {
-        float h_sum = 0.0f, hah_sum = 0.0f;  // Σ h and Σ h â, h = g δ
-#pragma omp simd reduction(+ : h_sum, hah_sum)
-        for (int64_t i = 0; i < v.n; ++i) {
-          const float h = g[i] * d[i];
-          h_sum += h;
-          hah_sum += h * (a[i] - mu) * inv_std;
-        }
-        float* o = dx + r * v.n;
-        const float h_mean = h_sum * inv_n, hah_mean = hah_sum * inv_n;
-#pragma omp simd
-        for (int64_t i = 0; i < v.n; ++i)
-          o[i] += inv_std * (g[i] * d[i] - h_mean - (a[i] - mu) * inv_std * hah_mean);
+        h_mean = dot(g, d, v.n) * inv_n;  // mean of h and of h â, h = g δ
+        hah_mean = lane_sum(v.n, [a, d, g, mu](int64_t i) { return g[i] * d[i] * (a[i] - mu); }) * inv_std * inv_n;
       }
-      if (dg) {
+      float* o = dx ? dx + r * v.n : nullptr;
 #pragma omp simd
-        for (int64_t i = 0; i < v.n; ++i) dg[i] += d[i] * (a[i] - mu) * inv_std;
-      }
-      if (db) {
-#pragma omp simd
-        for (int64_t i = 0; i < v.n; ++i) db[i] += d[i];
+      for (int64_t i = 0; i < v.n; ++i) {
+        const float a_hat = (a[i] - mu) * inv_std;
+        if (o) o[i] = (Assign ? 0.0f : o[i]) + inv_std * (g[i] * d[i] - h_mean - a_hat * hah_mean);
+        if (dg) dg[i] += d[i] * a_hat;
+        if (db) db[i] += d[i];
       }
     }
   });
@@ -291,11 +270,13 @@ Var rms_norm(const Var& x, const Var& gain, const Var& bias, const RmsNormConfig
   std::vector<Var> inputs{x, gain};
   if (bias.defined()) inputs.push_back(bias);
   return tape().record(op, std::move(y), inputs, [v, k, saved](Node& n) {
-    Tensor* dx = n.input_grad(0);
+    bool assign = false;
+    Tensor* dx = n.input_grad(0, assign);
     Tensor* dg = n.input_grad(1);
     Tensor* db = n.inputs.size() > 2 ? n.input_grad(2) : nullptr;
-    rms_backward(n.inputs[0]->value.data(), n.inputs[1]->value.data(), n.grad.data(), dx ? dx->data() : nullptr,
-                 dg, db, v, k, *saved);
+    auto backward = assign ? rms_backward<true> : rms_backward<false>;
+    backward(n.inputs[0]->value.data(), n.inputs[1]->value.data(), n.grad.data(), dx ? dx->data() : nullptr, dg, db,
+             v, k, *saved);
   });
 }
 
@@ -311,11 +292,13 @@ Var layer_norm(const Var& x, const Var& gain, const Var& bias, float eps, NormLa
   std::vector<Var> inputs{x, gain};
   if (bias.defined()) inputs.push_back(bias);
   return tape().record("layer_norm", std::move(y), inputs, [v, saved](Node& n) {
-    Tensor* dx = n.input_grad(0);
+    bool assign = false;
+    Tensor* dx = n.input_grad(0, assign);
     Tensor* dg = n.input_grad(1);
     Tensor* db = n.inputs.size() > 2 ? n.input_grad(2) : nullptr;
-    layer_backward(n.inputs[0]->value.data(), n.inputs[1]->value.data(), n.grad.data(), dx ? dx->data() : nullptr,
-                   dg, db, v, *saved);
+    auto backward = assign ? layer_backward<true> : layer_backward<false>;
+    backward(n.inputs[0]->value.data(), n.inputs[1]->value.data(), n.grad.data(), dx ? dx->data() : nullptr, dg, db,
+             v, *saved);
   });
 }
 

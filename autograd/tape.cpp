@@ -12,12 +12,28 @@ std::atomic<int64_t> g_next_id{1};
 
 Tensor& Node::grad_buffer() {
   if (!grad.defined()) grad = Tensor::zeros(value.shape());
+  if (grad_borrowed) {  // copy on first write
+    grad = grad.clone();
+    grad_borrowed = false;
+  }
   return grad;
 }
 
 Tensor* Node::input_grad(size_t i) {
   Node& in = *inputs[i];
   return in.requires_grad ? &in.grad_buffer() : nullptr;
+}
+
+Tensor* Node::input_grad(size_t i, bool& assign) {
+  Node& in = *inputs[i];
+  assign = false;
+  if (!in.requires_grad) return nullptr;
+  if (!in.grad.defined()) {
+    in.grad = Tensor::empty(in.value.shape());
+    assign = true;
+    return &in.grad;
+  }
+  return &in.grad_buffer();
 }
 
 Var::Var(Tensor value, bool requires_grad) : node_(std::make_shared<Node>()) {
@@ -28,7 +44,12 @@ Var::Var(Tensor value, bool requires_grad) : node_(std::make_shared<Node>()) {
 }
 
 void Var::zero_grad() {
-  if (node_->grad.defined()) node_->grad.fill(0.0f);
+  if (node_->grad_borrowed) {
+    node_->grad = Tensor::zeros(value().shape());
+    node_->grad_borrowed = false;
+  } else if (node_->grad.defined()) {
+    node_->grad.fill(0.0f);
+  }
 }
 
 void Var::backward() { Tape::current().backward(*this); }
@@ -73,7 +94,13 @@ void Tape::backward(const Var& output, const Tensor& output_grad) {
   check(output.requires_grad(),
         "backward: the output does not depend on anything that requires a gradient "
         "(was it computed inside a NoGradGuard, or from constants only?)");
-  output.node()->grad_buffer().add_(output_grad);
+  Node& out = *output.node();
+  if (out.grad.defined()) {
+    out.grad_buffer().add_(output_grad);
+  } else {  // adopt the caller's tensor; it is copied only if something adds into it
+    out.grad = output_grad;
+    out.grad_borrowed = true;
+  }
   for (size_t i = nodes_.size(); i-- > 0;) {
     Node& node = *nodes_[i];
     if (!node.grad.defined() || !node.backward) continue;  // no gradient reached it

@@ -28,6 +28,9 @@ struct Node {
   Tensor value;
   Tensor grad;  // undefined until a gradient arrives
   bool requires_grad = false;
+  // The gradient is a caller's tensor adopted without a copy (see
+  // Tape::backward); it is copied before anything adds into it.
+  bool grad_borrowed = false;
   const char* op = "leaf";
   int64_t id = 0;  // unique, increasing in creation order
   std::vector<std::shared_ptr<Node>> inputs;
@@ -38,6 +41,11 @@ struct Node {
   // Input i's gradient buffer if that input needs a gradient, else nullptr.
   // Backward functions call this and skip the work for inputs that need none.
   Tensor* input_grad(size_t i);
+  // The same for kernels that can either assign or add. When input i had no
+  // gradient yet, its buffer is allocated UNINITIALISED and `assign` is set:
+  // the kernel must then write every element instead of adding, which saves
+  // a zero-fill and a read of the whole buffer. Otherwise `assign` is false.
+  Tensor* input_grad(size_t i, bool& assign);
 };
 
 class Var {

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <ostream>
 
+#include "core/allocator.h"
 #include "core/error.h"
 #include "core/parallel.h"
 
@@ -14,12 +15,7 @@ namespace rg {
 namespace {
 
 std::shared_ptr<float[]> allocate(int64_t n) {
-  // aligned_alloc wants a size that is a multiple of the alignment.
-  size_t bytes = static_cast<size_t>(std::max<int64_t>(n, 1)) * sizeof(float);
-  bytes = (bytes + 63) / 64 * 64;
-  auto* p = static_cast<float*>(std::aligned_alloc(64, bytes));
-  if (!p) throw std::bad_alloc();
-  return std::shared_ptr<float[]>(p, [](float* q) { std::free(q); });
+  return std::shared_ptr<float[]>(allocate_floats(n), [n](float* q) { release_floats(q, n); });
 }
 
 }  // namespace

@@ -115,6 +115,21 @@ TEST_CASE("backward from a non-scalar output with a seed gradient") {
   tape().clear();
 }
 
+TEST_CASE("a seed gradient is adopted without a copy but never modified") {
+  tape().clear();
+  Var x = parameter(Tensor::from(Shape{2}, {1, 2}));
+  Var y = x * 3.0f;
+  Tensor seed = Tensor::from(Shape{2}, {1, 1});
+  tape().backward(y, seed);
+  tape().backward(y, seed);  // adds into y's gradient: must copy the seed first
+  CHECK(seed.to_vector() == std::vector<float>{1, 1});
+  CHECK(y.grad().to_vector() == std::vector<float>{2, 2});
+  CHECK(x.grad().to_vector() == std::vector<float>{9, 9});  // 3·1 + 3·(1 + 1)
+  y.zero_grad();
+  CHECK(seed.to_vector() == std::vector<float>{1, 1});
+  tape().clear();
+}
+
 TEST_CASE("wrong inputs to ops throw, naming op and shapes") {
   Var a = constant(Tensor::zeros(Shape{2, 3}));
   Var b = constant(Tensor::zeros(Shape{4, 5}));
