@@ -106,6 +106,14 @@ void Tape::backward(const Var& output, const Tensor& output_grad) {
     if (!node.grad.defined() || !node.backward) continue;  // no gradient reached it
     node.backward(node);
   }
+  // Intermediate gradients have done their job: release them, so a second
+  // backward over the same tape propagates only its own seed (as PyTorch's
+  // retain_graph does) and their memory returns before the tape is cleared.
+  // Leaves (parameters, inputs) are not on the tape and keep theirs.
+  for (const auto& node : nodes_) {
+    node->grad = Tensor();
+    node->grad_borrowed = false;
+  }
 }
 
 void Tape::clear() { nodes_.clear(); }

@@ -31,7 +31,8 @@ class Tape {
   Var record(const char* op, Tensor value, const std::vector<Var>& inputs, BackwardFn backward);
 
   // Seeds d(loss)/d(loss) = 1 and runs every recorded backward in reverse.
-  // Nodes that no gradient reached are skipped.
+  // Nodes that no gradient reached are skipped. Afterwards the gradients of
+  // the recorded (intermediate) nodes are released; leaves keep theirs.
   void backward(const Var& loss);
   // The same from a non-scalar output, seeded with d(something)/d(output).
   void backward(const Var& output, const Tensor& output_grad);

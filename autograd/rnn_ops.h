@@ -1,0 +1,21 @@
+#pragma once
+// Fused recurrent-cell ops.
+#include "autograd/var.h"
+
+namespace rg {
+
+// One GRU state update from pre-activations that have already been
+// projected (and normalized, for the normalized GRU):
+//   x_gates, h_gates [B, 2H]  input and recurrent terms of the reset gate r
+//                             (first H columns) and update gate u (last H)
+//   x_cand, h_cand   [B, H]   input and recurrent terms of the candidate
+//   h_prev           [B, H]
+//   mask             [B] or undefined: 1 for real steps, 0 for padding
+// returns h [B, H]:
+//   r = σ(x_r + h_r),  u = σ(x_u + h_u),  c = tanh(x_c + r ⊙ h_c)
+//   h = u ⊙ h_prev + (1 − u) ⊙ c            where mask = 1
+//   h = h_prev                              where mask = 0
+Var gru_update(const Var& x_gates, const Var& h_gates, const Var& x_cand, const Var& h_cand, const Var& h_prev,
+               const Tensor& mask = {});
+
+}  // namespace rg

@@ -1,0 +1,108 @@
+#include "layers/gru.h"
+
+#include "autograd/ops.h"
+#include "autograd/rnn_ops.h"
+#include "core/error.h"
+#include "layers/init.h"
+
+namespace rg {
+
+namespace {
+
+// [rows, cols] with every cols×cols block orthogonal (or N(0, σ)).
+Tensor recurrent_weight(int64_t rows, int64_t cols, const GRUInit& init, Generator& gen) {
+  if (!init.orthogonal_recurrent) return init_normal(Shape{rows, cols}, init.stddev, gen);
+  Tensor w = Tensor::empty(Shape{rows, cols});
+  for (int64_t block = 0; block < rows / cols; ++block) {
+    Tensor q = orthogonal(Shape{cols, cols}, gen);
+    std::copy_n(q.data(), cols * cols, w.data() + block * cols * cols);
+  }
+  return w;
+}
+
+// [T, B, N] → the [B, N] slice of step t.
+Var at_step(const Var& seq, int64_t t) {
+  return reshape(slice(seq, 0, t, t + 1), {seq.dim(1), seq.dim(2)});
+}
+
+Tensor mask_at(const Tensor& mask, int64_t t) {
+  if (!mask.defined()) return {};
+  const int64_t batch = mask.dim(1);
+  return Tensor::from(Shape{batch}, std::span<const float>(mask.data() + t * batch, batch));
+}
+
+}  // namespace
+
+GRUCell::GRUCell(int64_t input_size, int64_t hidden_size, const NormOptions& norm, Generator& gen,
+                 const GRUInit& init)
+    : input_size_(input_size), hidden_size_(hidden_size) {
+  check(input_size > 0 && hidden_size > 0, "GRUCell: sizes must be positive, got input {} hidden {}", input_size,
+        hidden_size);
+  const int64_t h = hidden_size;
+  weight_x_gates = register_parameter("weight_x_gates", init_normal(Shape{2 * h, input_size}, init.stddev, gen));
+  bias_gates = register_parameter("bias_gates", Tensor::zeros(Shape{2 * h}));
+  weight_x_cand = register_parameter("weight_x_cand", init_normal(Shape{h, input_size}, init.stddev, gen));
+  bias_cand = register_parameter("bias_cand", Tensor::zeros(Shape{h}));
+  weight_h_gates = register_parameter("weight_h_gates", recurrent_weight(2 * h, h, init, gen));
+  weight_h_cand = register_parameter("weight_h_cand", recurrent_weight(h, h, init, gen));
+  norm_x_gates = register_module("norm_x_gates", make_norm(norm, 2 * h));
+  norm_x_cand = register_module("norm_x_cand", make_norm(norm, h));
+  norm_h_gates = register_module("norm_h_gates", make_norm(norm, 2 * h));
+  norm_h_cand = register_module("norm_h_cand", make_norm(norm, h));
+}
+
+GRUCell::InputTerms GRUCell::project_input(const Var& x) {
+  check(x.defined() && x.rank() >= 1 && x.dim(-1) == input_size_, "GRUCell: input {} must end in {}",
+        x.defined() ? x.shape().str() : "undefined", input_size_);
+  Var gates = matmul(x, weight_x_gates, false, true) + bias_gates;
+  Var cand = matmul(x, weight_x_cand, false, true) + bias_cand;
+  return {norm_x_gates->forward(gates), norm_x_cand->forward(cand)};
+}
+
+Var GRUCell::step(const Var& x_gates, const Var& x_candidate, const Var& h, const Tensor& mask) {
+  check(h.defined() && h.rank() == 2 && h.dim(1) == hidden_size_, "GRUCell: state {} must be [B, {}]",
+        h.defined() ? h.shape().str() : "undefined", hidden_size_);
+  Var h_gates = norm_h_gates->forward(matmul(h, weight_h_gates, false, true));
+  Var h_cand = norm_h_cand->forward(matmul(h, weight_h_cand, false, true));
+  return gru_update(x_gates, h_gates, x_candidate, h_cand, h, mask);
+}
+
+Var GRUCell::forward(const Var& x, const Var& h, const Tensor& mask) {
+  InputTerms in = project_input(x);
+  return step(in.gates, in.candidate, h, mask);
+}
+
+GRU::GRU(int64_t input_size, int64_t hidden_size, const NormOptions& norm, Generator& gen, bool reverse,
+         const GRUInit& init)
+    : reverse_(reverse) {
+  cell = register_module("cell", std::make_shared<GRUCell>(input_size, hidden_size, norm, gen, init));
+}
+
+Var GRU::forward(const Var& x, const Tensor& mask, const Var& h0) {
+  check(x.defined() && x.rank() == 3, "GRU: input must be [T, B, E], got {}",
+        x.defined() ? x.shape().str() : "undefined");
+  const int64_t steps = x.dim(0), batch = x.dim(1);
+  check(steps > 0, "GRU: empty sequence {}", x.shape());
+  check(!mask.defined() || mask.shape() == Shape{steps, batch}, "GRU: mask {} must be [{}, {}] for input {}",
+        mask.defined() ? mask.shape().str() : "", steps, batch, x.shape());
+  Var h = h0.defined() ? h0 : constant(Tensor::zeros(Shape{batch, cell->hidden_size()}));
+  GRUCell::InputTerms in = cell->project_input(x);
+  std::vector<Var> states(steps);
+  for (int64_t i = 0; i < steps; ++i) {
+    const int64_t t = reverse_ ? steps - 1 - i : i;
+    h = cell->step(at_step(in.gates, t), at_step(in.candidate, t), h, mask_at(mask, t));
+    states[t] = h;
+  }
+  return stack(states, 0);
+}
+
+BiGRU::BiGRU(int64_t input_size, int64_t hidden_size, const NormOptions& norm, Generator& gen, const GRUInit& init) {
+  forward_gru = register_module("forward", std::make_shared<GRU>(input_size, hidden_size, norm, gen, false, init));
+  backward_gru = register_module("backward", std::make_shared<GRU>(input_size, hidden_size, norm, gen, true, init));
+}
+
+Var BiGRU::forward(const Var& x, const Tensor& mask) {
+  return concat({forward_gru->forward(x, mask), backward_gru->forward(x, mask)}, -1);
+}
+
+}  // namespace rg

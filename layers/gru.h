@@ -1,0 +1,78 @@
+#pragma once
+// GRU cell and layers, with the paper's four separately normalized groups
+// (Cho et al. 2014, in the form Nematus uses; normalization as in Zhang &
+// Sennrich 2019 §2):
+//
+//   gates: [a_r, a_u] = norm_x_gates(x W_xgᵀ + b_g) + norm_h_gates(h U_gᵀ)     [2H, jointly]
+//   cand:  a_c        = norm_x_cand(x W_xcᵀ + b_c) + r ⊙ norm_h_cand(h U_cᵀ)   [H]
+//   r = σ(a_r), u = σ(a_u), c = tanh(a_c), h' = u ⊙ h + (1 − u) ⊙ c
+//
+// The input bias is added before its norm, and no bias follows a norm (the
+// LayerNorm twin carries its own bias per group). With norm "none" this is
+// the plain GRU. The input terms of a whole sequence are projected and
+// normalized at once (one GEMM per group); only the recurrent terms are
+// computed step by step.
+#include <cstdint>
+#include <memory>
+
+#include "core/random.h"
+#include "layers/module.h"
+#include "layers/normalization.h"
+
+namespace rg {
+
+struct GRUInit {
+  float stddev = 0.01f;             // N(0, σ) for input weights (Nematus)
+  bool orthogonal_recurrent = true; // each H×H block of U orthogonal
+};
+
+class GRUCell : public Module {
+ public:
+  GRUCell(int64_t input_size, int64_t hidden_size, const NormOptions& norm, Generator& gen,
+          const GRUInit& init = {});
+
+  struct InputTerms {
+    Var gates;      // [..., 2H]
+    Var candidate;  // [..., H]
+  };
+  // x [..., E] → the normalized input terms, for any number of positions.
+  InputTerms project_input(const Var& x);
+  // One step from this step's input terms [B, 2H] and [B, H] and the state
+  // h [B, H]; mask [B] (1 = real token) or undefined.
+  Var step(const Var& x_gates, const Var& x_candidate, const Var& h, const Tensor& mask = {});
+  // Convenience: project x [B, E] and step.
+  Var forward(const Var& x, const Var& h, const Tensor& mask = {});
+
+  int64_t input_size() const { return input_size_; }
+  int64_t hidden_size() const { return hidden_size_; }
+
+  Var weight_x_gates, bias_gates, weight_x_cand, bias_cand, weight_h_gates, weight_h_cand;
+  std::shared_ptr<Norm> norm_x_gates, norm_x_cand, norm_h_gates, norm_h_cand;
+
+ private:
+  int64_t input_size_, hidden_size_;
+};
+
+// A GRU over a padded batch x [T, B, E] with mask [T, B] (1 = real token;
+// padded steps carry the state unchanged). Returns every state [T, B, H] in
+// time order; `reverse` runs from the last step to the first.
+class GRU : public Module {
+ public:
+  GRU(int64_t input_size, int64_t hidden_size, const NormOptions& norm, Generator& gen, bool reverse = false,
+      const GRUInit& init = {});
+  Var forward(const Var& x, const Tensor& mask = {}, const Var& h0 = {});
+  std::shared_ptr<GRUCell> cell;
+
+ private:
+  bool reverse_;
+};
+
+// Forward and reverse GRUs, states concatenated: [T, B, 2H].
+class BiGRU : public Module {
+ public:
+  BiGRU(int64_t input_size, int64_t hidden_size, const NormOptions& norm, Generator& gen, const GRUInit& init = {});
+  Var forward(const Var& x, const Tensor& mask = {});
+  std::shared_ptr<GRU> forward_gru, backward_gru;
+};
+
+}  // namespace rg

@@ -1,0 +1,156 @@
+// GRU: the fused update against its composed twin, gradient checks, masks and
+// direction, and the (normalized) GRU layer against PyTorch.
+#include <doctest/doctest.h>
+
+#include "autograd/rnn_ops.h"
+#include "layers/gru.h"
+#include "rmsgrad.h"
+#include "test_util.h"
+
+using namespace rg;
+
+namespace {
+
+Var composed_update(const std::vector<Var>& v, const Tensor& mask) {
+  const int64_t h = v[4].dim(1);
+  Var r = sigmoid(slice(v[0], 1, 0, h) + slice(v[1], 1, 0, h));
+  Var u = sigmoid(slice(v[0], 1, h, 2 * h) + slice(v[1], 1, h, 2 * h));
+  Var c = tanh(v[2] + r * v[3]);
+  Var next = u * v[4] + (1.0f - u) * c;
+  if (!mask.defined()) return next;
+  Tensor m = mask.reshape(Shape{mask.numel(), 1});
+  return next * constant(m) + v[4] * constant([&] {
+           Tensor keep = Tensor::empty(m.shape());
+           for (int64_t i = 0; i < m.numel(); ++i) keep.data()[i] = 1.0f - m.data()[i];
+           return keep;
+         }());
+}
+
+std::vector<Tensor> update_inputs(int64_t batch, int64_t hidden, uint64_t seed) {
+  Generator gen(seed);
+  return {normal(Shape{batch, 2 * hidden}, 0.0f, 1.0f, gen), normal(Shape{batch, 2 * hidden}, 0.0f, 1.0f, gen),
+          normal(Shape{batch, hidden}, 0.0f, 1.0f, gen), normal(Shape{batch, hidden}, 0.0f, 1.0f, gen),
+          normal(Shape{batch, hidden}, 0.0f, 1.0f, gen)};
+}
+
+}  // namespace
+
+TEST_CASE("gru_update: fused equals composed, with and without a mask") {
+  auto in = update_inputs(3, 5, 1);
+  Tensor mask = Tensor::from(Shape{3}, {1, 0, 1});
+  for (bool masked : {false, true}) {
+    Tensor m = masked ? mask : Tensor();
+    std::vector<Var> a, b;
+    for (const Tensor& t : in) a.emplace_back(t.clone(), true), b.emplace_back(t.clone(), true);
+    Generator gen(5);
+    Var ya = gru_update(a[0], a[1], a[2], a[3], a[4], m);
+    Tensor seed = normal(ya.shape(), 0.0f, 1.0f, gen);
+    tape().backward(ya, seed);
+    tape().clear();
+    Var yb = composed_update(b, m);
+    tape().backward(yb, seed);
+    tape().clear();
+    // Same float arithmetic in a different order: a few ulps.
+    test::all_close(ya.value(), yb.value(), 1e-6f, 1e-5f, "output");
+    for (int i = 0; i < 5; ++i) test::all_close(a[i].grad(), b[i].grad(), 1e-6f, 1e-5f, "grad " + std::to_string(i));
+  }
+}
+
+TEST_CASE("gru_update: gradient check, and padded rows keep their state") {
+  auto in = update_inputs(2, 4, 2);
+  Tensor mask = Tensor::from(Shape{2}, {0, 1});
+  GradCheckResult r = gradcheck(
+      [&](const std::vector<Var>& v) { return gru_update(v[0], v[1], v[2], v[3], v[4], mask); }, in);
+  CHECK_MESSAGE(r.ok, r.report);
+  NoGradGuard no_grad;
+  Var h = gru_update(constant(in[0]), constant(in[1]), constant(in[2]), constant(in[3]), constant(in[4]), mask);
+  for (int j = 0; j < 4; ++j) CHECK(h.value().at({0, j}) == in[4].at({0, j}));
+  CHECK_THROWS_AS(gru_update(constant(in[0]), constant(in[1]), constant(in[2]), constant(in[3]),
+                             constant(Tensor::zeros(Shape{2, 5}))),
+                  Error);
+}
+
+TEST_CASE("GRU layer against PyTorch (plain, masked, layernorm, rmsnorm, prmsnorm)") {
+  nlohmann::json ref = test::load_reference("gru.json");
+  for (const auto& c : ref["cases"]) {
+    const std::string name = c["name"];
+    INFO(name);
+    Tensor x = test::tensor_from_json(c["x"]);
+    const int64_t input = x.dim(2), hidden = c["h0"]["shape"][1].get<int64_t>();
+    NormOptions norm;
+    norm.kind = parse_norm_kind(c["norm"].get<std::string>());
+    norm.eps = ref["eps"];
+    Generator gen(0);
+    GRU gru(input, hidden, norm, gen);
+    auto params = gru.named_parameters();
+    REQUIRE(params.size() == c["params"].size());
+    for (auto& [pname, p] : params) {
+      const std::string key = pname.substr(std::string("cell.").size());
+      REQUIRE_MESSAGE(c["params"].contains(key), "no reference for parameter " << pname);
+      p.value().copy_from(test::tensor_from_json(c["params"][key]));
+      p.zero_grad();
+    }
+    Var xv(x, true), h0(test::tensor_from_json(c["h0"]), true);
+    Var out = gru.forward(xv, test::tensor_from_json(c["mask"]), h0);
+    tape().backward(out, test::tensor_from_json(c["projection"]));
+    tape().clear();
+    // Float32 on both sides through up to 4 steps of matmuls and norms over
+    // ≤ 66 units, values of order 1: differences of ~1e-6; 1e-5 + 1e-4·|b|.
+    test::all_close(out.value(), test::tensor_from_json(c["output"]), 1e-5f, 1e-4f, name + " output");
+    test::all_close(xv.grad(), test::tensor_from_json(c["grad_x"]), 1e-5f, 1e-4f, name + " grad x");
+    test::all_close(h0.grad(), test::tensor_from_json(c["grad_h0"]), 1e-5f, 1e-4f, name + " grad h0");
+    for (auto& [pname, p] : params) {
+      const std::string key = pname.substr(std::string("cell.").size());
+      test::all_close(p.grad(), test::tensor_from_json(c["grad_params"][key]), 1e-5f, 1e-4f, name + " grad " + pname);
+    }
+  }
+}
+
+TEST_CASE("GRU layer: gradient check through time with a normalized cell") {
+  for (const char* kind : {"none", "rmsnorm", "layernorm"}) {
+    NormOptions norm;
+    norm.kind = parse_norm_kind(kind);
+    Generator gen(3);
+    GRUInit init{.stddev = 0.5f, .orthogonal_recurrent = true};
+    GRU gru(3, 4, norm, gen, true, init);
+    Tensor mask = Tensor::from(Shape{3, 2}, {1, 1, 1, 1, 1, 0});
+    GradCheckResult r = gradcheck([&](const std::vector<Var>& v) { return gru.forward(v[0], mask); },
+                                  {normal(Shape{3, 2, 3}, 0.0f, 1.0f, gen)});
+    CHECK_MESSAGE(r.ok, kind << ": " << r.report);
+    tape().clear();
+  }
+}
+
+TEST_CASE("GRU names, direction and padding") {
+  NormOptions norm;
+  norm.kind = NormKind::RMSNorm;
+  Generator gen(4);
+  BiGRU bi(3, 5, norm, gen);
+  auto names = bi.named_parameters();
+  CHECK(names[0].first == "forward.cell.weight_x_gates");
+  bool found = false;
+  for (auto& [n, _] : names) found = found || n == "backward.cell.norm_h_cand.gain";
+  CHECK(found);
+  // Orthogonal recurrent blocks: UᵀU = I for each H×H block.
+  Tensor u = bi.forward_gru->cell->weight_h_cand.value();
+  for (int i = 0; i < 5; ++i)
+    for (int j = 0; j < 5; ++j) {
+      float dotp = 0;
+      for (int k = 0; k < 5; ++k) dotp += u.at({k, i}) * u.at({k, j});
+      CHECK(dotp == doctest::Approx(i == j ? 1.0f : 0.0f).epsilon(1e-4));
+    }
+  // Batch item 1 has length 2 of 4: its reverse state at step 0 must equal
+  // running the reverse GRU over its first two steps alone.
+  NoGradGuard no_grad;
+  Tensor x = normal(Shape{4, 2, 3}, 0.0f, 1.0f, gen);
+  Tensor mask = Tensor::from(Shape{4, 2}, {1, 1, 1, 1, 1, 0, 1, 0});
+  Tensor full = bi.forward(constant(x), mask).value();
+  CHECK(full.shape() == Shape{4, 2, 10});
+  Tensor short_x = Tensor::empty(Shape{2, 1, 3});
+  for (int t = 0; t < 2; ++t)
+    for (int e = 0; e < 3; ++e) short_x.data()[t * 3 + e] = x.at({t, 1, e});
+  Tensor alone = bi.backward_gru->forward(constant(short_x)).value();
+  for (int j = 0; j < 5; ++j) CHECK(full.at({0, 1, 5 + j}) == doctest::Approx(alone.at({0, 0, j})).epsilon(1e-6));
+  // The forward state is carried through the padding.
+  for (int j = 0; j < 5; ++j) CHECK(full.at({3, 1, j}) == full.at({1, 1, j}));
+}
