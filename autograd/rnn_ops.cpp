@@ -22,13 +22,12 @@
 
 #include "autograd/tape.h"
 #include "core/error.h"
+#include "core/fast_math.h"
 #include "core/parallel.h"
 
 namespace rg {
 
 namespace {
-
-inline float sigmoid(float v) { return v >= 0 ? 1.0f / (1.0f + std::exp(-v)) : std::exp(v) / (1.0f + std::exp(v)); }
 
 struct GruSaved {
   Tensor r, u, c;  // [B, H]
@@ -67,9 +66,9 @@ Var gru_update(const Var& x_gates, const Var& h_gates, const Var& x_cand, const 
       const float mb = m ? m[b] : 1.0f;
       const int64_t g = b * 2 * hidden, k = b * hidden;
       for (int64_t j = 0; j < hidden; ++j) {
-        const float rj = sigmoid(xg[g + j] + hg[g + j]);
-        const float uj = sigmoid(xg[g + hidden + j] + hg[g + hidden + j]);
-        const float cj = std::tanh(xc[k + j] + rj * hc[k + j]);
+        const float rj = fast_sigmoid(xg[g + j] + hg[g + j]);
+        const float uj = fast_sigmoid(xg[g + hidden + j] + hg[g + hidden + j]);
+        const float cj = fast_tanh(xc[k + j] + rj * hc[k + j]);
         r[k + j] = rj, u[k + j] = uj, c[k + j] = cj;
         out[k + j] = mb * (uj * hp[k + j] + (1.0f - uj) * cj) + (1.0f - mb) * hp[k + j];
       }

@@ -16,6 +16,7 @@
 
 #include "autograd/ops.h"
 #include "core/error.h"
+#include "core/fast_math.h"
 #include "core/parallel.h"
 
 namespace rg {
@@ -44,7 +45,7 @@ void log_softmax_kernel(const float* x, float* y, const AxisView& v) {
                    float m = -INFINITY;
                    for (int64_t d = 0; d < v.len; ++d) m = std::max(m, col[d * v.inner]);
                    float s = 0.0f;
-                   for (int64_t d = 0; d < v.len; ++d) s += std::exp(col[d * v.inner] - m);
+                   for (int64_t d = 0; d < v.len; ++d) s += fast_exp(col[d * v.inner] - m);
                    float lse = m + std::log(s);
                    for (int64_t d = 0; d < v.len; ++d) out[d * v.inner] = col[d * v.inner] - lse;
                  }
@@ -71,7 +72,7 @@ Var log_softmax(const Var& x, int axis) {
                      for (int64_t e = 0; e < v.len; ++e) gsum += g[base + e * v.inner];
                      for (int64_t e = 0; e < v.len; ++e) {
                        int64_t j = base + e * v.inner;
-                       d[j] += g[j] - std::exp(y[j]) * gsum;
+                       d[j] += g[j] - fast_exp(y[j]) * gsum;
                      }
                    }
                  });
@@ -84,7 +85,7 @@ Var softmax(const Var& x, int axis) {
   log_softmax_kernel(x.value().data(), y.data(), v);
   float* py = y.data();
   parallel_for(y.numel(), kGrainHeavy, [&](int64_t lo, int64_t hi) {
-    for (int64_t i = lo; i < hi; ++i) py[i] = std::exp(py[i]);
+    for (int64_t i = lo; i < hi; ++i) py[i] = fast_exp(py[i]);
   });
   return tape().record("softmax", std::move(y), {x}, [v](Node& n) {
     Tensor* dx = n.input_grad(0);
@@ -143,7 +144,7 @@ Var cross_entropy(const Var& logits, const Indices& targets, const CrossEntropyO
       const float* row = x + r * classes;
       float m = -INFINITY, s = 0.0f, xsum = 0.0f;
       for (int64_t c = 0; c < classes; ++c) m = std::max(m, row[c]);
-      for (int64_t c = 0; c < classes; ++c) s += std::exp(row[c] - m), xsum += row[c];
+      for (int64_t c = 0; c < classes; ++c) s += fast_exp(row[c] - m), xsum += row[c];
       float l = m + std::log(s);
       (*lse)[r] = l;
       if ((*weights)[r] == 0.0f) continue;
@@ -171,7 +172,7 @@ Var cross_entropy(const Var& logits, const Indices& targets, const CrossEntropyO
                              const float* row = x + r * classes;
                              float* drow = d + r * classes;
                              const float l = (*lse)[r], smooth = eps / classes;
-                             for (int64_t c = 0; c < classes; ++c) drow[c] += w * (std::exp(row[c] - l) - smooth);
+                             for (int64_t c = 0; c < classes; ++c) drow[c] += w * (fast_exp(row[c] - l) - smooth);
                              drow[values[r]] -= w * (1.0f - eps);
                            }
                          });

@@ -20,6 +20,7 @@
 
 #include "autograd/ops.h"
 #include "core/error.h"
+#include "core/fast_math.h"
 #include "core/parallel.h"
 
 namespace rg {
@@ -55,7 +56,7 @@ Var neg(const Var& x) {
 }
 
 Var exp(const Var& x) {
-  return unary("exp", x, kGrainHeavy, [](float v) { return std::exp(v); }, [](float, float y) { return y; });
+  return unary("exp", x, kGrainHeavy, [](float v) { return fast_exp(v); }, [](float, float y) { return y; });
 }
 
 Var log(const Var& x) {
@@ -63,20 +64,13 @@ Var log(const Var& x) {
 }
 
 Var tanh(const Var& x) {
-  return unary("tanh", x, kGrainHeavy, [](float v) { return std::tanh(v); },
+  return unary("tanh", x, kGrainHeavy, [](float v) { return fast_tanh(v); },
                [](float, float y) { return 1.0f - y * y; });
 }
 
 Var sigmoid(const Var& x) {
-  // Written so that exp never overflows: for v < 0, eᵛ / (1 + eᵛ).
-  return unary(
-      "sigmoid", x, kGrainHeavy,
-      [](float v) {
-        if (v >= 0) return 1.0f / (1.0f + std::exp(-v));
-        float e = std::exp(v);
-        return e / (1.0f + e);
-      },
-      [](float, float y) { return y * (1.0f - y); });
+  return unary("sigmoid", x, kGrainHeavy, [](float v) { return fast_sigmoid(v); },
+               [](float, float y) { return y * (1.0f - y); });
 }
 
 Var relu(const Var& x) {

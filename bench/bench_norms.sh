@@ -7,7 +7,7 @@ scripts/build.sh bench_norms >/dev/null
 out=$(mktemp -d)
 for t in 1 2; do
   build/bin/bench_norms --threads "$t" >>"$out/ours.jsonl"
-  OMP_NUM_THREADS=$t /usr/bin/python3 bench/bench_norms_torch.py --threads "$t" >>"$out/torch.jsonl"
+  OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t /usr/bin/python3 bench/bench_norms_torch.py --threads "$t" >>"$out/torch.jsonl"
 done
 cat "$out/ours.jsonl" "$out/torch.jsonl"
 echo

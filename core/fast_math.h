@@ -1,0 +1,50 @@
+#pragma once
+// exp, sigmoid and tanh that vectorise. The libm versions are scalar calls,
+// which made them a fifth of a GRU step; these are branch-free inline code a
+// compiler turns into SIMD loops. Accuracy: exp within 2 ulp of the correctly
+// rounded result on [−87, 88] (tested against std::exp over the range);
+// sigmoid and tanh within 3e-7 absolute and a few ulp relative.
+//
+// exp(x): write x = n·ln2 + r with integer n and |r| ≤ ln2/2 (ln2 split into
+// a high and a low part so r is exact), evaluate e^r by its degree-6 Taylor-
+// like minimax polynomial (Cephes' coefficients), and scale by 2^n by adding
+// n to the float's exponent bits.
+#include <bit>
+#include <cstdint>
+
+namespace rg {
+
+inline float fast_exp(float x) {
+  x = x < -87.3f ? -87.3f : (x > 88.7f ? 88.7f : x);
+  const float n = __builtin_roundevenf(x * 1.44269504088896341f);
+  float r = x - n * 0.693359375f;  // ln2, high part (exact in float)
+  r = r - n * -2.12194440e-4f;     // ln2, low part
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;  // 2^n
+  return p * std::bit_cast<float>(bits);
+}
+
+inline float fast_sigmoid(float x) { return 1.0f / (1.0f + fast_exp(-x)); }
+
+// tanh(x) = sign(x)·(1 − 2 / (e^{2|x|} + 1)); near 0 that subtraction loses
+// relative precision, so |x| < 0.625 uses Cephes' odd polynomial instead.
+inline float fast_tanh(float x) {
+  const float a = x < 0 ? -x : x;
+  const float far = 1.0f - 2.0f / (fast_exp(2.0f * a) + 1.0f);
+  const float z = x * x;
+  float p = -5.70498872745e-3f;
+  p = p * z + 2.06390887954e-2f;
+  p = p * z - 5.37397155531e-2f;
+  p = p * z + 1.33314422036e-1f;
+  p = p * z - 3.33332819422e-1f;
+  const float near = x + x * z * p;
+  return a < 0.625f ? near : (x < 0 ? -far : far);
+}
+
+}  // namespace rg
