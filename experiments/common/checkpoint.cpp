@@ -1,0 +1,179 @@
+#include "experiments/common/checkpoint.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "core/error.h"
+
+namespace rg {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+const Tensor* Checkpoint::find(const std::string& name) const {
+  for (const auto& [n, t] : tensors)
+    if (n == name) return &t;
+  return nullptr;
+}
+
+const std::string& Checkpoint::meta(const std::string& key) const {
+  auto it = metadata.find(key);
+  check(it != metadata.end(), "checkpoint {}: metadata has no '{}'", source.empty() ? "(in memory)" : source, key);
+  return it->second;
+}
+
+namespace {
+
+void write_all(int fd, const void* data, size_t size, const std::string& path) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    ssize_t n = ::write(fd, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    check(n > 0, "checkpoint {}: write failed: {}", path, std::strerror(errno));
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+}
+
+}  // namespace
+
+void save_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
+  static_assert(std::endian::native == std::endian::little, "checkpoints are little-endian");
+  json header = json::object();
+  header["__metadata__"] = checkpoint.metadata;
+  uint64_t offset = 0;
+  std::set<std::string> names;
+  for (const auto& [name, t] : checkpoint.tensors) {
+    check(names.insert(name).second, "checkpoint {}: tensor '{}' appears twice", path, name);
+    const uint64_t bytes = static_cast<uint64_t>(t.numel()) * sizeof(float);
+    header[name] = {{"dtype", "F32"}, {"shape", t.shape().dims()}, {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');  // align the data section to 8 bytes
+  const uint64_t length = text.size();
+
+  const fs::path target(path);
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const std::string temp = (dir / ("." + target.filename().string() + ".tmp")).string();
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  check(fd >= 0, "checkpoint {}: cannot create {}: {}", path, temp, std::strerror(errno));
+  try {
+    write_all(fd, &length, sizeof(length), path);
+    write_all(fd, text.data(), text.size(), path);
+    for (const auto& [_, t] : checkpoint.tensors) write_all(fd, t.data(), t.numel() * sizeof(float), path);
+    check(::fsync(fd) == 0, "checkpoint {}: fsync failed: {}", path, std::strerror(errno));
+  } catch (...) {
+    ::close(fd);
+    ::unlink(temp.c_str());
+    throw;
+  }
+  ::close(fd);
+  check(::rename(temp.c_str(), path.c_str()) == 0, "checkpoint {}: rename failed: {}", path, std::strerror(errno));
+  // Persist the rename itself.
+  int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (dir_fd >= 0) {
+    ::fsync(dir_fd);
+    ::close(dir_fd);
+  }
+}
+
+Checkpoint load_checkpoint(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  check(in.good(), "checkpoint {}: cannot open the file", path);
+  in.seekg(0, std::ios::end);
+  const uint64_t file_size = static_cast<uint64_t>(in.tellg());
+  in.seekg(0);
+  check(file_size >= 8, "checkpoint {}: truncated: {} bytes, too short for the header length", path, file_size);
+  uint64_t length = 0;
+  in.read(reinterpret_cast<char*>(&length), 8);
+  check(length <= file_size - 8, "checkpoint {}: bad header: header length {} exceeds the file size {}", path, length,
+        file_size);
+  std::string text(length, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(length));
+  json header;
+  try {
+    header = json::parse(text);
+  } catch (const json::exception& e) {
+    throw Error(fmt::format("checkpoint {}: bad header: not valid JSON ({})", path, e.what()));
+  }
+  check(header.is_object(), "checkpoint {}: bad header: not a JSON object", path);
+
+  Checkpoint out;
+  out.source = path;
+  const uint64_t data_start = 8 + length, data_size = file_size - data_start;
+  std::vector<std::tuple<uint64_t, uint64_t, std::string>> ranges;
+  for (auto& [name, entry] : header.items()) {
+    if (name == "__metadata__") {
+      check(entry.is_object(), "checkpoint {}: bad header: __metadata__ is not an object", path);
+      for (auto& [k, v] : entry.items()) {
+        check(v.is_string(), "checkpoint {}: bad header: metadata '{}' is not a string", path, k);
+        out.metadata[k] = v.get<std::string>();
+      }
+      continue;
+    }
+    try {
+      check(entry.at("dtype") == "F32", "checkpoint {}: tensor '{}' has dtype {}, only F32 is supported", path, name,
+            entry.at("dtype").dump());
+      auto dims = entry.at("shape").get<std::vector<int64_t>>();
+      auto offsets = entry.at("data_offsets").get<std::vector<uint64_t>>();
+      check(offsets.size() == 2 && offsets[0] <= offsets[1], "checkpoint {}: tensor '{}' has bad data_offsets", path,
+            name);
+      Shape shape(dims);
+      check(offsets[1] - offsets[0] == static_cast<uint64_t>(shape.numel()) * sizeof(float),
+            "checkpoint {}: tensor '{}' of shape {} needs {} bytes, its offsets span {}", path, name, shape,
+            shape.numel() * sizeof(float), offsets[1] - offsets[0]);
+      check(offsets[1] <= data_size, "checkpoint {}: truncated: tensor '{}' ends at byte {} of a {}-byte data section",
+            path, name, offsets[1], data_size);
+      ranges.emplace_back(offsets[0], offsets[1], name);
+      Tensor t = Tensor::empty(shape);
+      in.seekg(static_cast<std::streamoff>(data_start + offsets[0]));
+      in.read(reinterpret_cast<char*>(t.data()), static_cast<std::streamsize>(offsets[1] - offsets[0]));
+      check(in.good(), "checkpoint {}: truncated while reading tensor '{}'", path, name);
+      out.tensors.emplace_back(name, t);
+    } catch (const json::exception& e) {
+      throw Error(fmt::format("checkpoint {}: bad header entry for '{}': {}", path, name, e.what()));
+    }
+  }
+  std::sort(ranges.begin(), ranges.end());
+  for (size_t i = 1; i < ranges.size(); ++i)
+    check(std::get<0>(ranges[i]) >= std::get<1>(ranges[i - 1]), "checkpoint {}: tensors '{}' and '{}' overlap", path,
+          std::get<2>(ranges[i - 1]), std::get<2>(ranges[i]));
+  return out;
+}
+
+void restore_tensors(const Checkpoint& checkpoint, const std::string& prefix,
+                     const std::vector<std::pair<std::string, Tensor>>& targets) {
+  std::vector<std::string> problems;
+  std::set<std::string> expected;
+  for (const auto& [name, target] : targets) {
+    const std::string key = prefix + name;
+    expected.insert(key);
+    const Tensor* t = checkpoint.find(key);
+    if (!t) problems.push_back(fmt::format("missing tensor '{}'", key));
+    else if (t->shape() != target.shape())
+      problems.push_back(fmt::format("tensor '{}' has shape {} in the checkpoint, the model expects {}", key,
+                                     t->shape(), target.shape()));
+  }
+  for (const auto& [name, _] : checkpoint.tensors)
+    if (name.rfind(prefix, 0) == 0 && !expected.count(name))
+      problems.push_back(fmt::format("extra tensor '{}' the model does not have", name));
+  if (!problems.empty()) {
+    std::string message = fmt::format("checkpoint {}: does not match the model:", checkpoint.source);
+    for (const auto& p : problems) message += "\n  " + p;
+    throw Error(message);
+  }
+  for (const auto& [name, target] : targets) {
+    Tensor dst = target;
+    dst.copy_from(*checkpoint.find(prefix + name));
+  }
+}
+
+}  // namespace rg

@@ -1,0 +1,74 @@
+#include "experiments/rnnsearch/subword.h"
+
+#include <sentencepiece_processor.h>
+#include <sentencepiece_trainer.h>
+
+#include <filesystem>
+
+#include "core/error.h"
+
+namespace rg {
+
+namespace {
+
+// Feeds the sentences to the trainer without writing them to a file.
+class VectorIterator : public sentencepiece::SentenceIterator {
+ public:
+  explicit VectorIterator(const std::vector<std::string>& s) : sentences_(s) {}
+  bool done() const override { return index_ >= sentences_.size(); }
+  void Next() override { ++index_; }
+  const std::string& value() const override { return sentences_[index_]; }
+  sentencepiece::util::Status status() const override { return {}; }
+
+ private:
+  const std::vector<std::string>& sentences_;
+  size_t index_ = 0;
+};
+
+}  // namespace
+
+void Subword::train(const std::vector<std::string>& sentences, int vocab_size, const std::string& model_path) {
+  check(!sentences.empty(), "subword: no training sentences");
+  check(vocab_size > 8, "subword: vocabulary size {} is too small", vocab_size);
+  std::string prefix = model_path;
+  if (prefix.size() > 6 && prefix.ends_with(".model")) prefix.resize(prefix.size() - 6);
+  const std::string args = fmt::format(
+      "--model_prefix={} --vocab_size={} --model_type=bpe --character_coverage=1.0 "
+      "--pad_id=0 --unk_id=1 --bos_id=2 --eos_id=3 --input_sentence_size=0 --shuffle_input_sentence=false "
+      "--num_threads=1 --minloglevel=2",
+      prefix, vocab_size);
+  VectorIterator it(sentences);
+  const auto status = sentencepiece::SentencePieceTrainer::Train(args, &it);
+  check(status.ok(), "subword: SentencePiece training failed: {}", status.ToString());
+}
+
+Subword::Subword(const std::string& model_path) : processor_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {
+  check(std::filesystem::exists(model_path), "subword: model {} does not exist", model_path);
+  const auto status = processor_->Load(model_path);
+  check(status.ok(), "subword: cannot load {}: {}", model_path, status.ToString());
+}
+
+Subword::~Subword() = default;
+
+std::vector<int> Subword::encode(const std::string& text) const {
+  std::vector<int> ids;
+  const auto status = processor_->Encode(text, &ids);
+  check(status.ok(), "subword: cannot encode '{}': {}", text, status.ToString());
+  return ids;
+}
+
+std::string Subword::decode(const std::vector<int>& ids) const {
+  std::vector<int> kept;
+  for (int id : ids) {
+    if (id == kEosId) break;
+    if (id != kPadId && id != kBosId) kept.push_back(id);
+  }
+  std::string text;
+  const auto status = processor_->Decode(kept, &text);
+  check(status.ok(), "subword: cannot decode: {}", status.ToString());
+  return text;
+}
+
+int Subword::vocab_size() const { return processor_->GetPieceSize(); }
+
+}  // namespace rg
