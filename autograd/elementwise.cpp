@@ -26,18 +26,23 @@ Tensor expand(const Tensor& t, const Shape& shape) {
   return out;
 }
 
-// dst += Σ_broadcast term(g, a, b), with a and b read at each output element.
+// dst += Σ_broadcast term(g, a, b), with a and b read at each output element;
+// `fresh`: dst is a new buffer, to be written rather than added into.
 template <class Term>
-void accumulate_term(Tensor* dst, const Tensor& g, const Tensor& a, const Tensor& b, Term term) {
+void accumulate_term(Tensor* dst, bool fresh, const Tensor& g, const Tensor& a, const Tensor& b, Term term) {
   if (!dst) return;
   if (dst->shape() == g.shape() && a.shape() == g.shape() && b.shape() == g.shape()) {
     float* d = dst->data();
     const float *pg = g.data(), *pa = a.data(), *pb = b.data();
     parallel_for(g.numel(), kGrainElementwise, [&](int64_t lo, int64_t hi) {
-      for (int64_t i = lo; i < hi; ++i) d[i] += term(pg[i], pa[i], pb[i]);
+      if (fresh)
+        for (int64_t i = lo; i < hi; ++i) d[i] = term(pg[i], pa[i], pb[i]);
+      else
+        for (int64_t i = lo; i < hi; ++i) d[i] += term(pg[i], pa[i], pb[i]);
     });
     return;
   }
+  if (fresh) dst->fill(0.0f);
   Tensor ea = expand(a, g.shape()), eb = expand(b, g.shape());
   Tensor full = Tensor::empty(g.shape());
   float* f = full.data();
@@ -59,8 +64,11 @@ Var binary(const char* op, const Var& a, const Var& b, Fwd fwd, DaTerm da_term, 
   return tape().record(op, std::move(out), {a, b}, [da_term, db_term](Node& n) {
     const Tensor& av = n.inputs[0]->value;
     const Tensor& bv = n.inputs[1]->value;
-    accumulate_term(n.input_grad(0), n.grad, av, bv, da_term);
-    accumulate_term(n.input_grad(1), n.grad, av, bv, db_term);
+    bool fresh_a = false, fresh_b = false;
+    Tensor* da = n.input_grad(0, fresh_a);
+    accumulate_term(da, fresh_a, n.grad, av, bv, da_term);
+    Tensor* db = n.input_grad(1, fresh_b);
+    accumulate_term(db, fresh_b, n.grad, av, bv, db_term);
   });
 }
 

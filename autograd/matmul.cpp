@@ -29,15 +29,16 @@ void forward_product(const Dims& d, bool ta, bool tb, const float* a, const floa
   gemm_batched(d.batch, ta, tb, d.m, d.n, d.k, 1.0f, a, b, 0.0f, c);
 }
 
+// beta = 0 writes a fresh gradient buffer, beta = 1 adds into an existing one.
 void backward_products(const Dims& d, bool ta, bool tb, const float* a, const float* b, const float* g,
-                       float* da, float* db) {
+                       float* da, float beta_a, float* db, float beta_b) {
   if (da) {
-    if (!ta) gemm_batched(d.batch, false, !tb, d.m, d.k, d.n, 1.0f, g, b, 1.0f, da);
-    else gemm_batched(d.batch, tb, true, d.k, d.m, d.n, 1.0f, b, g, 1.0f, da);
+    if (!ta) gemm_batched(d.batch, false, !tb, d.m, d.k, d.n, 1.0f, g, b, beta_a, da);
+    else gemm_batched(d.batch, tb, true, d.k, d.m, d.n, 1.0f, b, g, beta_a, da);
   }
   if (db) {
-    if (!tb) gemm_batched(d.batch, !ta, false, d.k, d.n, d.m, 1.0f, a, g, 1.0f, db);
-    else gemm_batched(d.batch, true, ta, d.n, d.k, d.m, 1.0f, g, a, 1.0f, db);
+    if (!tb) gemm_batched(d.batch, !ta, false, d.k, d.n, d.m, 1.0f, a, g, beta_b, db);
+    else gemm_batched(d.batch, true, ta, d.n, d.k, d.m, 1.0f, g, a, beta_b, db);
   }
 }
 
@@ -79,10 +80,12 @@ Var matmul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
   Tensor out = Tensor::empty(out_shape);
   forward_product(d, trans_a, trans_b, a.value().data(), b.value().data(), out.data());
   return tape().record("matmul", std::move(out), {a, b}, [d, trans_a, trans_b](Node& n) {
-    Tensor* da = n.input_grad(0);
-    Tensor* db = n.input_grad(1);
-    backward_products(d, trans_a, trans_b, n.inputs[0]->value.data(), n.inputs[1]->value.data(),
-                      n.grad.data(), da ? da->data() : nullptr, db ? db->data() : nullptr);
+    bool fresh_a = false, fresh_b = false;
+    Tensor* da = n.input_grad(0, fresh_a);
+    Tensor* db = n.input_grad(1, fresh_b);
+    backward_products(d, trans_a, trans_b, n.inputs[0]->value.data(), n.inputs[1]->value.data(), n.grad.data(),
+                      da ? da->data() : nullptr, fresh_a ? 0.0f : 1.0f, db ? db->data() : nullptr,
+                      fresh_b ? 0.0f : 1.0f);
   });
 }
 

@@ -100,13 +100,15 @@ Var gru_update(const Var& x_gates, const Var& h_gates, const Var& x_cand, const 
               const float da_c = mb * delta * (1.0f - u[i]) * (1.0f - c[i] * c[i]);
               const float da_r = da_c * hc[i] * r[i] * (1.0f - r[i]);
               const float da_u = du * u[i] * (1.0f - u[i]);
-              put(dhp, assign[4], i, delta * (mb * u[i] + 1.0f - mb));
-              put(dxc, assign[2], i, da_c);
-              put(dhc, assign[3], i, da_c * r[i]);
+              // In input order: if one Var is passed twice, its first slot
+              // was the fresh one and must be written before the second adds.
               put(dxg, assign[0], g + j, da_r);
               put(dxg, assign[0], g + hidden + j, da_u);
               put(dhg, assign[1], g + j, da_r);
               put(dhg, assign[1], g + hidden + j, da_u);
+              put(dxc, assign[2], i, da_c);
+              put(dhc, assign[3], i, da_c * r[i]);
+              put(dhp, assign[4], i, delta * (mb * u[i] + 1.0f - mb));
             }
           }
         });

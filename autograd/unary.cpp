@@ -37,14 +37,18 @@ Var unary(const char* op, const Var& x, int64_t grain, Fwd fwd, Deriv deriv) {
     for (int64_t i = lo; i < hi; ++i) py[i] = fwd(px[i]);
   });
   return tape().record(op, std::move(out), {x}, [deriv, grain](Node& n) {
-    Tensor* dx = n.input_grad(0);
+    bool fresh = false;
+    Tensor* dx = n.input_grad(0, fresh);
     if (!dx) return;
     const float* xv = n.inputs[0]->value.data();
     const float* yv = n.value.data();
     const float* g = n.grad.data();
     float* d = dx->data();
     parallel_for(n.value.numel(), grain, [&](int64_t lo, int64_t hi) {
-      for (int64_t i = lo; i < hi; ++i) d[i] += g[i] * deriv(xv[i], yv[i]);
+      if (fresh)
+        for (int64_t i = lo; i < hi; ++i) d[i] = g[i] * deriv(xv[i], yv[i]);
+      else
+        for (int64_t i = lo; i < hi; ++i) d[i] += g[i] * deriv(xv[i], yv[i]);
     });
   });
 }
