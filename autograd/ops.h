@@ -74,7 +74,8 @@ Var max(const Var& x, int axis, bool keepdim = false);  // gradient to the first
 
 // ---- matrix products (matmul.cpp) ----
 // a [M, K] · b [K, N] → [M, N]; a [B, M, K] · b [B, K, N] → [B, M, N];
-// a [..., M, K] · b [K, N] → [..., M, N] (one b for every batch item).
+// a [..., M, K] · b [K, N] → [..., M, N] (one b for every batch item; trans_a
+// is not allowed in this form).
 // trans_a / trans_b multiply by the transpose of the operand as stored
 // (a stored as [K, M] with trans_a), without copying it.
 Var matmul(const Var& a, const Var& b, bool trans_a = false, bool trans_b = false);
