@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "autograd/rnn_ops.h"
+#include "layers/cgru.h"
 #include "layers/gru.h"
 #include "rmsgrad.h"
 #include "test_util.h"
@@ -153,4 +154,54 @@ TEST_CASE("GRU names, direction and padding") {
   for (int j = 0; j < 5; ++j) CHECK(full.at({0, 1, 5 + j}) == doctest::Approx(alone.at({0, 0, j})).epsilon(1e-6));
   // The forward state is carried through the padding.
   for (int j = 0; j < 5; ++j) CHECK(full.at({3, 1, j}) == full.at({1, 1, j}));
+}
+
+TEST_CASE("conditional GRU decoder steps against PyTorch (plain, layernorm, rmsnorm)") {
+  nlohmann::json ref = test::load_reference("gru.json");
+  for (const auto& c : ref["cgru_cases"]) {
+    const std::string name = c["name"];
+    INFO(name);
+    Tensor y = test::tensor_from_json(c["y"]), ctx = test::tensor_from_json(c["context"]);
+    Tensor s0 = test::tensor_from_json(c["s0"]);
+    const int64_t steps = y.dim(0), batch = y.dim(1), hidden = s0.dim(1);
+    NormOptions norm;
+    norm.kind = parse_norm_kind(c["norm"].get<std::string>());
+    norm.eps = ref["eps"];
+    Generator gen(0);
+    ConditionalGRU cgru(y.dim(2), hidden, ctx.dim(2), c["attention_size"].get<int64_t>(), norm, gen);
+    auto params = cgru.named_parameters();
+    REQUIRE(params.size() == c["params"].size());
+    for (auto& [pname, p] : params) {
+      REQUIRE_MESSAGE(c["params"].contains(pname), "no reference for parameter " << pname);
+      p.value().copy_from(test::tensor_from_json(c["params"][pname]));
+      p.zero_grad();
+    }
+    Var yv(y, true), cv(ctx, true), state(s0, true);
+    const Var s_start = state;
+    Tensor source_mask = test::tensor_from_json(c["source_mask"]);
+    Tensor target_mask = test::tensor_from_json(c["target_mask"]);
+    GRUCell::InputTerms terms = cgru.project_targets(yv);
+    Var projected = cgru.attention->precompute(cv);
+    std::vector<Var> outputs;
+    for (int64_t t = 0; t < steps; ++t) {
+      auto at = [&](const Var& seq) { return reshape(slice(seq, 0, t, t + 1), {batch, seq.dim(2)}); };
+      Tensor step_mask = Tensor::from(Shape{batch}, std::span<const float>(target_mask.data() + t * batch, batch));
+      ConditionalGRU::Step out = cgru.step(at(terms.gates), at(terms.candidate), state, cv, projected, source_mask,
+                                           step_mask);
+      state = out.state;
+      outputs.push_back(concat({out.state, out.context}, 1));
+    }
+    Var out = stack(outputs, 0);
+    tape().backward(out, test::tensor_from_json(c["projection"]));
+    tape().clear();
+    // As for the GRU layer: float32 through 3 steps of two cells, attention
+    // and norms over ≤ 12 units; 1e-5 + 1e-4·|b|.
+    test::all_close(out.value(), test::tensor_from_json(c["output"]), 1e-5f, 1e-4f, name + " output");
+    test::all_close(yv.grad(), test::tensor_from_json(c["grad_y"]), 1e-5f, 1e-4f, name + " grad y");
+    test::all_close(cv.grad(), test::tensor_from_json(c["grad_context"]), 1e-5f, 1e-4f, name + " grad context");
+    Var s_first = s_start;
+    test::all_close(s_first.grad(), test::tensor_from_json(c["grad_s0"]), 1e-5f, 1e-4f, name + " grad s0");
+    for (auto& [pname, p] : params)
+      test::all_close(p.grad(), test::tensor_from_json(c["grad_params"][pname]), 1e-5f, 1e-4f, name + " grad " + pname);
+  }
 }
