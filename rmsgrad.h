@@ -8,6 +8,9 @@
 //
 // A training step: build the loss from ops, call loss.backward(), update the
 // parameters from their .grad(), then rg::tape().clear().
+//
+//   layers/        Module, Linear, Embedding, the norms (make_norm), GRU, LSTM, attention, ...
+//   optim/         Adam, SGD, gradient clipping, learning-rate schedules
 #include "autograd/gradcheck.h"
 #include "autograd/ops.h"
 #include "autograd/tape.h"
@@ -17,3 +20,10 @@
 #include "core/random.h"
 #include "core/shape.h"
 #include "core/tensor.h"
+#include "layers/init.h"
+#include "layers/module.h"
+#include "layers/normalization.h"
+#include "optim/adam.h"
+#include "optim/clip.h"
+#include "optim/schedule.h"
+#include "optim/sgd.h"

@@ -62,7 +62,10 @@ void save_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
 
   const fs::path target(path);
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  const std::string temp = (dir / ("." + target.filename().string() + ".tmp")).string();
+  std::string temp_name = ".";
+  temp_name += target.filename().string();
+  temp_name += ".tmp";
+  const std::string temp = (dir / temp_name).string();
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   check(fd >= 0, "checkpoint {}: cannot create {}: {}", path, temp, std::strerror(errno));
   try {

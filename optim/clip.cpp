@@ -1,0 +1,84 @@
+#include "optim/clip.h"
+
+#include <cmath>
+
+#include "core/error.h"
+#include "core/parallel.h"
+
+namespace rg {
+
+namespace {
+
+// Σ x² in double, one partial sum per chunk, added up in chunk order.
+double sum_of_squares(const Tensor& t) {
+  const float* x = t.data();
+  const int64_t n = t.numel();
+  std::vector<double> partial(static_cast<size_t>(chunk_count(n, kGrainElementwise)), 0.0);
+  parallel_for_chunks(n, kGrainElementwise, [&](int64_t chunk, int64_t lo, int64_t hi) {
+    double sum = 0.0;
+    for (int64_t i = lo; i < hi; ++i) sum += static_cast<double>(x[i]) * x[i];
+    partial[chunk] = sum;
+  });
+  double total = 0.0;
+  for (double s : partial) total += s;
+  return total;
+}
+
+void scale(Tensor& t, float factor) {
+  float* x = t.data();
+  parallel_for(t.numel(), kGrainElementwise, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) x[i] *= factor;
+  });
+}
+
+void check_max_norm(double max_norm, const char* what) {
+  check(std::isfinite(max_norm) && max_norm > 0.0, "{}: max_norm must be finite and > 0, got {}", what, max_norm);
+}
+
+// torch's coefficient: max_norm / (norm + 1e-6), applied only when below 1.
+bool clip_factor(double norm, double max_norm, float& factor) {
+  if (!std::isfinite(norm)) return false;  // leave the evidence for the caller
+  const double c = max_norm / (norm + 1e-6);
+  factor = static_cast<float>(c);
+  return c < 1.0;
+}
+
+}  // namespace
+
+double l2_norm(const Tensor& t) { return std::sqrt(sum_of_squares(t)); }
+
+double grad_norm(const NamedParameters& parameters) {
+  double total = 0.0;
+  for (const auto& [name, var] : parameters) {
+    check(var.defined(), "grad_norm: parameter '{}' is an undefined Var", name);
+    if (var.has_grad()) total += sum_of_squares(var.node()->grad);
+  }
+  return std::sqrt(total);
+}
+
+double clip_grad_norm(const NamedParameters& parameters, double max_norm) {
+  check_max_norm(max_norm, "clip_grad_norm");
+  const double norm = grad_norm(parameters);
+  float factor = 1.0f;
+  if (!clip_factor(norm, max_norm, factor)) return norm;
+  for (const auto& [name, var] : parameters)
+    if (var.has_grad()) scale(var.node()->grad_buffer(), factor);
+  return norm;
+}
+
+std::vector<std::pair<std::string, double>> clip_grad_norm_per_parameter(const NamedParameters& parameters,
+                                                                         double max_norm) {
+  check_max_norm(max_norm, "clip_grad_norm_per_parameter");
+  std::vector<std::pair<std::string, double>> norms;
+  for (const auto& [name, var] : parameters) {
+    check(var.defined(), "clip_grad_norm_per_parameter: parameter '{}' is an undefined Var", name);
+    if (!var.has_grad()) continue;
+    const double norm = l2_norm(var.node()->grad);
+    norms.emplace_back(name, norm);
+    float factor = 1.0f;
+    if (clip_factor(norm, max_norm, factor)) scale(var.node()->grad_buffer(), factor);
+  }
+  return norms;
+}
+
+}  // namespace rg

@@ -1,0 +1,53 @@
+#pragma once
+// Stochastic gradient descent with momentum, as torch.optim.SGD (torch 1.13)
+// computes it. For a parameter p with gradient g, on its t-th update:
+//
+//   d ← g + λ·p                              (weight decay λ, L2 on the gradient)
+//   with momentum μ > 0:
+//     b ← d                      if t = 1    (the buffer starts as the first step)
+//     b ← μ·b + (1 − τ)·d        otherwise   (dampening τ)
+//     d ← d + μ·b  if nesterov, else d ← b
+//   p ← p − lr·d
+//
+// Momentum, dampening and Nesterov are off by default (plain p ← p − lr·g).
+// Nesterov needs μ > 0 and τ = 0, as in torch. A group with μ = 0 keeps no
+// buffer. The update is one fused float32 pass (parallel over big tensors).
+//
+// State names: "sgd.momentum.<param>" (groups with μ > 0), "sgd.step.<param>",
+// "sgd.step".
+#include <cstddef>
+#include <vector>
+
+#include "optim/optimizer.h"
+
+namespace rg {
+
+struct SgdOptions {
+  double lr = 0.01;
+  double momentum = 0.0;      // μ
+  double dampening = 0.0;     // τ
+  double weight_decay = 0.0;  // λ
+  bool nesterov = false;
+};
+
+class Sgd : public Optimizer {
+ public:
+  // No groups yet; add them with add_group.
+  Sgd() : Optimizer("sgd") {}
+  // One group holding every parameter.
+  explicit Sgd(const NamedParameters& parameters, const SgdOptions& options = {});
+
+  // Appends a group with its own options; returns its index.
+  size_t add_group(const NamedParameters& parameters, const SgdOptions& options);
+  const SgdOptions& options(size_t group = 0) const;
+
+ protected:
+  void update(size_t group, ParameterSlot& slot) override;
+  double group_lr(size_t group) const override { return options_[group].lr; }
+  void set_group_lr(size_t group, double lr) override { options_[group].lr = lr; }
+
+ private:
+  std::vector<SgdOptions> options_;
+};
+
+}  // namespace rg
