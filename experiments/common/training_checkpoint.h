@@ -1,0 +1,40 @@
+#pragma once
+// Saving and restoring everything a run needs to continue exactly where it
+// stopped: the model's parameters and buffers, the optimizer's state, the
+// step and epoch, every random generator's (seed, offset), the data cursor,
+// and the run's config — in one safetensors file (checkpoint.h), written
+// atomically.
+//
+// With one thread, a resumed run then produces bit for bit the losses of a
+// run that never stopped: every input to a step (weights, moments, dropout
+// and noise draws, the batch) is restored exactly, and the arithmetic is
+// deterministic. (With more threads, reductions may split differently.)
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "core/random.h"
+#include "experiments/common/batching.h"
+#include "layers/module.h"
+#include "optim/optimizer.h"
+
+namespace rg {
+
+struct TrainingProgress {
+  int64_t step = 0;   // optimizer steps completed
+  int64_t epoch = 0;
+  std::map<std::string, Generator*> generators;  // by name, e.g. "dropout", "noise"
+  BatchCursor* cursor = nullptr;                   // optional
+  double best_metric = 0.0;                        // e.g. best validation score so far
+  double train_seconds = 0.0;                      // training time so far
+};
+
+void save_training_checkpoint(const std::string& path, const Module& model, Optimizer& optimizer,
+                              const TrainingProgress& progress, const std::string& config_json);
+
+// Restores into the given model, optimizer, generators and cursor. Throws
+// rg::Error naming the file and every mismatch (missing, extra, wrong shape).
+void load_training_checkpoint(const std::string& path, Module& model, Optimizer& optimizer,
+                              TrainingProgress& progress);
+
+}  // namespace rg
