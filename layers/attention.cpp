@@ -1,0 +1,158 @@
+// MLP attention and multi-head attention; the equations are in attention.h.
+// Both are composed from primitive ops (GEMMs, tanh, masked_fill, softmax,
+// permute); the work is in the GEMMs.
+#include "layers/attention.h"
+
+#include <cmath>
+
+#include "autograd/ops.h"
+#include "core/error.h"
+
+namespace rg {
+
+namespace {
+
+// Masking is two steps. Blocked scores are filled with kBlocked, so they add
+// nothing measurable to the softmax's normalizer (finite, so nothing can turn
+// into NaN); then the blocked weights are set to exactly 0, because the fast
+// exp (core/fast_math.h) clamps its argument at −87.3 and would leave them at
+// 1.2e-38. Blocked positions thus get weight 0 and gradient 0 exactly.
+constexpr float kBlocked = -1e30f;
+
+Var masked_softmax(const Var& scores, const Tensor& blocked, int axis) {
+  return masked_fill(softmax(masked_fill(scores, blocked, kBlocked), axis), blocked, 0.0f);
+}
+
+std::string shape_or_undefined(const Var& v) { return v.defined() ? v.shape().str() : "undefined"; }
+
+// x [..., n] through `norm` as rows [N, n] (so BatchNorm sees rows too).
+Var norm_rows(Norm& norm, const Var& x) {
+  std::vector<int64_t> dims = x.shape().dims();
+  return reshape(norm.forward(reshape(x, {-1, dims.back()})), dims);
+}
+
+// [B, T, D] → [B·h, T, D/h]: head k of batch item b is row block b·h + k.
+Var split_heads(const Var& x, int64_t heads) {
+  const int64_t batch = x.dim(0), steps = x.dim(1), size = x.dim(2) / heads;
+  return reshape(permute(reshape(x, {batch, steps, heads, size}), {0, 2, 1, 3}), {batch * heads, steps, size});
+}
+
+// [B·h, T, d] → [B, T, h·d], the inverse of split_heads.
+Var merge_heads(const Var& x, int64_t heads) {
+  const int64_t batch = x.dim(0) / heads, steps = x.dim(1), size = x.dim(2);
+  return reshape(permute(reshape(x, {batch, heads, steps, size}), {0, 2, 1, 3}), {batch, steps, heads * size});
+}
+
+}  // namespace
+
+MLPAttention::MLPAttention(int64_t context_size, int64_t state_size, int64_t hidden_size, const NormOptions& norm,
+                           Generator& gen, const WeightInit& init)
+    : context_size_(context_size), state_size_(state_size), hidden_size_(hidden_size) {
+  check(context_size > 0 && state_size > 0 && hidden_size > 0,
+        "MLPAttention: sizes must be positive, got context {} state {} hidden {}", context_size, state_size,
+        hidden_size);
+  context_to_hidden = register_module(
+      "context_to_hidden", std::make_shared<Linear>(context_size, hidden_size, gen, LinearOptions{.init = init}));
+  state_to_hidden = register_module(
+      "state_to_hidden",
+      std::make_shared<Linear>(state_size, hidden_size, gen, LinearOptions{.bias = false, .init = init}));
+  hidden_to_score = register_module("hidden_to_score",
+                                    std::make_shared<Linear>(hidden_size, 1, gen, LinearOptions{.init = init}));
+  norm_context = register_module("norm_context", make_norm(norm, hidden_size));
+  norm_state = register_module("norm_state", make_norm(norm, hidden_size));
+}
+
+Var MLPAttention::precompute(const Var& context) {
+  check(context.defined() && context.rank() == 3 && context.dim(2) == context_size_,
+        "MLPAttention: context {} must be [S, B, {}]", shape_or_undefined(context), context_size_);
+  return norm_rows(*norm_context, context_to_hidden->forward(context));
+}
+
+AttentionOutput MLPAttention::forward(const Var& state, const Var& projected, const Var& context,
+                                      const Tensor& mask) {
+  check(context.defined() && context.rank() == 3 && context.dim(2) == context_size_,
+        "MLPAttention: context {} must be [S, B, {}]", shape_or_undefined(context), context_size_);
+  const int64_t src = context.dim(0), batch = context.dim(1);
+  check(state.defined() && state.shape() == Shape{batch, state_size_}, "MLPAttention: state {} must be [{}, {}]",
+        shape_or_undefined(state), batch, state_size_);
+  check(projected.defined() && projected.shape() == Shape{src, batch, hidden_size_},
+        "MLPAttention: projected context {} must be [{}, {}, {}] (from precompute)", shape_or_undefined(projected),
+        src, batch, hidden_size_);
+  Var q = norm_state->forward(state_to_hidden->forward(state));                  // [B, A]
+  Var hidden = tanh(projected + reshape(q, {1, batch, hidden_size_}));           // [S, B, A]
+  Var scores = reshape(hidden_to_score->forward(hidden), {src, batch});          // [S, B]
+  Var alpha;                                                                     // [S, B]
+  if (!mask.defined()) {
+    alpha = softmax(scores, 0);
+  } else {
+    check(mask.shape() == Shape{src, batch}, "MLPAttention: mask {} must be [{}, {}]", mask.shape(), src, batch);
+    Tensor blocked = Tensor::empty(mask.shape());
+    for (int64_t b = 0; b < batch; ++b) {
+      bool any_real = false;
+      for (int64_t j = 0; j < src; ++j) {
+        const float m = mask.data()[j * batch + b];
+        blocked.data()[j * batch + b] = m == 0.0f ? 1.0f : 0.0f;
+        any_real = any_real || m != 0.0f;
+      }
+      check(any_real, "MLPAttention: batch item {} has no real source position in mask {}", b, mask.shape());
+    }
+    alpha = masked_softmax(scores, blocked, 0);
+  }
+  Var attended = sum(reshape(alpha, {src, batch, 1}) * context, 0);               // [B, C]
+  return {attended, alpha};
+}
+
+MultiHeadAttention::MultiHeadAttention(int64_t model_size, int64_t heads, Generator& gen, const WeightInit& init)
+    : model_size_(model_size), heads_(heads) {
+  check(model_size > 0 && heads > 0 && model_size % heads == 0,
+        "MultiHeadAttention: model size {} must be a positive multiple of heads {}", model_size, heads);
+  const LinearOptions options{.init = init};
+  q_proj = register_module("q_proj", std::make_shared<Linear>(model_size, model_size, gen, options));
+  k_proj = register_module("k_proj", std::make_shared<Linear>(model_size, model_size, gen, options));
+  v_proj = register_module("v_proj", std::make_shared<Linear>(model_size, model_size, gen, options));
+  out_proj = register_module("out_proj", std::make_shared<Linear>(model_size, model_size, gen, options));
+}
+
+AttentionOutput MultiHeadAttention::forward(const Var& query, const Var& key, const Var& value,
+                                            const Tensor& key_mask, bool causal) {
+  check(query.defined() && query.rank() == 3 && query.dim(2) == model_size_,
+        "MultiHeadAttention: query {} must be [B, Tq, {}]", shape_or_undefined(query), model_size_);
+  const int64_t batch = query.dim(0), tq = query.dim(1);
+  check(key.defined() && key.rank() == 3 && key.dim(0) == batch && key.dim(2) == model_size_,
+        "MultiHeadAttention: key {} must be [{}, Tk, {}] for query {}", shape_or_undefined(key), batch, model_size_,
+        query.shape());
+  const int64_t tk = key.dim(1);
+  check(value.defined() && value.shape() == key.shape(), "MultiHeadAttention: value {} must match key {}",
+        shape_or_undefined(value), key.shape());
+  check(!key_mask.defined() || key_mask.shape() == Shape{batch, tk}, "MultiHeadAttention: key mask {} must be [{}, {}]",
+        key_mask.defined() ? key_mask.shape().str() : "", batch, tk);
+  check(!causal || tq == tk, "MultiHeadAttention: a causal mask needs as many queries as keys, got {} and {}", tq,
+        tk);
+  const int64_t size = model_size_ / heads_;
+
+  Var q = split_heads(q_proj->forward(query) * (1.0f / std::sqrt(static_cast<float>(size))), heads_);
+  Var k = split_heads(k_proj->forward(key), heads_);                             // [B·h, Tk, d]
+  Var v = split_heads(v_proj->forward(value), heads_);                           // [B·h, Tk, d]
+  Var scores = reshape(matmul(q, k, false, true), {batch, heads_, tq, tk});     // Q Kᵀ / sqrt(d)
+  Tensor blocked;  // [B, 1, Tq, Tk], 1 = blocked, shared by every head
+  if (key_mask.defined() || causal) {
+    blocked = Tensor::zeros(Shape{batch, 1, tq, tk});
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t i = 0; i < tq; ++i) {
+        bool any_visible = false;
+        for (int64_t j = 0; j < tk; ++j) {
+          const bool pad = key_mask.defined() && key_mask.data()[b * tk + j] == 0.0f;
+          const bool future = causal && j > i;
+          blocked.data()[(b * tq + i) * tk + j] = pad || future ? 1.0f : 0.0f;
+          any_visible = any_visible || !(pad || future);
+        }
+        check(any_visible, "MultiHeadAttention: query {} of batch item {} can see no key (key mask {}{})", i, b,
+              key_mask.defined() ? key_mask.shape().str() : "none", causal ? ", causal" : "");
+      }
+  }
+  Var weights = blocked.defined() ? masked_softmax(scores, blocked, -1) : softmax(scores, -1);  // [B, h, Tq, Tk]
+  Var heads_out = matmul(reshape(weights, {batch * heads_, tq, tk}), v);         // [B·h, Tq, d]
+  return {out_proj->forward(merge_heads(heads_out, heads_)), weights};
+}
+
+}  // namespace rg

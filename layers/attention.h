@@ -1,0 +1,79 @@
+#pragma once
+// Attention: Bahdanau's MLP attention (as in Nematus, with the paper's
+// normalized terms) and scaled dot-product multi-head attention.
+//
+// MLPAttention (Bahdanau et al. 2015; normalized as in TF Nematus, Zhang &
+// Sennrich 2019 §2), over a time-major source ctx [S, B, C] with mask [S, B]:
+//   P   = norm_context(ctx W_cᵀ + b_c)          [S, B, A]   precompute(), once per batch
+//   q   = norm_state(s W_sᵀ)                    [B, A]      no bias (Nematus)
+//   e_j = vᵀ tanh(P_j + q) + b_v                [S, B]
+//   α   = softmax_j(e_j) over the real positions (padded positions get exactly 0)
+//   out = Σ_j α_j ctx_j                         [B, C]
+// Parameters: context_to_hidden.{weight,bias}, state_to_hidden.weight,
+// hidden_to_score.{weight,bias} (v and b_v), norm_context.*, norm_state.*.
+//
+// MultiHeadAttention (Vaswani et al. 2017), batch-major, h heads of d = D/h:
+//   Q = query W_qᵀ + b_q,  K = key W_kᵀ + b_k,  V = value W_vᵀ + b_v   [B, T, D] → [B·h, T, d]
+//   A = softmax(Q Kᵀ / sqrt(d) with blocked positions at −∞)             [B, h, Tq, Tk]
+//   out = concat_heads(A V) W_oᵀ + b_o                                    [B, Tq, D]
+// Blocked: keys where key_mask [B, Tk] is 0, and keys after the query when
+// causal. Parameters: q_proj, k_proj, v_proj, out_proj (Linear, as torch's
+// MultiheadAttention names its separate projections).
+//
+// Both mask by filling blocked scores with a large negative value before the
+// softmax and setting the blocked weights to exactly 0 after it, so padded
+// positions get weight 0 and gradient 0. A query that can see no position at
+// all is an error (checked), never a silent uniform average.
+#include <cstdint>
+#include <memory>
+
+#include "core/random.h"
+#include "layers/init.h"
+#include "layers/linear.h"
+#include "layers/module.h"
+#include "layers/normalization.h"
+
+namespace rg {
+
+struct AttentionOutput {
+  Var context;  // MLP: [B, C]; multi-head: [B, Tq, D]
+  Var weights;  // MLP: α [S, B]; multi-head: [B, h, Tq, Tk]
+};
+
+class MLPAttention : public Module {
+ public:
+  // context_size C, state_size D (the decoder state), hidden_size A.
+  MLPAttention(int64_t context_size, int64_t state_size, int64_t hidden_size, const NormOptions& norm,
+               Generator& gen, const WeightInit& init = {});
+
+  // ctx [S, B, C] → P [S, B, A]; reuse it for every decoder step of the batch.
+  Var precompute(const Var& context);
+  // state [B, D], projected = precompute(context), context [S, B, C],
+  // mask [S, B] (1 = real source position) or undefined.
+  AttentionOutput forward(const Var& state, const Var& projected, const Var& context, const Tensor& mask = {});
+
+  std::shared_ptr<Linear> context_to_hidden, state_to_hidden, hidden_to_score;
+  std::shared_ptr<Norm> norm_context, norm_state;
+
+ private:
+  int64_t context_size_, state_size_, hidden_size_;
+};
+
+class MultiHeadAttention : public Module {
+ public:
+  MultiHeadAttention(int64_t model_size, int64_t heads, Generator& gen, const WeightInit& init = {});
+
+  // query [B, Tq, D], key and value [B, Tk, D] (the same Var for self-attention),
+  // key_mask [B, Tk] (1 = real key) or undefined; causal blocks key k > query q
+  // (needs Tq = Tk).
+  AttentionOutput forward(const Var& query, const Var& key, const Var& value, const Tensor& key_mask = {},
+                          bool causal = false);
+
+  int64_t heads() const { return heads_; }
+  std::shared_ptr<Linear> q_proj, k_proj, v_proj, out_proj;
+
+ private:
+  int64_t model_size_, heads_;
+};
+
+}  // namespace rg

@@ -1,0 +1,36 @@
+#include "layers/dropout.h"
+
+#include "core/error.h"
+
+namespace rg {
+
+namespace {
+float checked_p(float p) {
+  check(p >= 0.0f && p < 1.0f, "Dropout: p must be in [0, 1), got {}", p);
+  return p;
+}
+float checked_stddev(float stddev) {
+  check(stddev >= 0.0f, "GaussianNoise: stddev must be ≥ 0, got {}", stddev);
+  return stddev;
+}
+}  // namespace
+
+Dropout::Dropout(float p, uint64_t seed) : p_(checked_p(p)), random_(seed) {}
+Dropout::Dropout(float p, Generator& gen) : p_(checked_p(p)), random_(gen) {}
+
+Var Dropout::forward(const Var& x) {
+  check(x.defined(), "Dropout: undefined input");
+  return dropout(x, p_, is_training(), random_.gen());  // the op in autograd/mask_ops.cpp
+}
+
+GaussianNoise::GaussianNoise(float stddev, uint64_t seed) : stddev_(checked_stddev(stddev)), random_(seed) {}
+GaussianNoise::GaussianNoise(float stddev, Generator& gen) : stddev_(checked_stddev(stddev)), random_(gen) {}
+
+Var GaussianNoise::forward(const Var& x) {
+  check(x.defined(), "GaussianNoise: undefined input");
+  if (!is_training() || stddev_ == 0.0f) return x;
+  // The noise is a constant: the add passes dy straight through to x.
+  return x + constant(normal(x.shape(), 0.0f, stddev_, random_.gen()));
+}
+
+}  // namespace rg

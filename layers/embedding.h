@@ -1,0 +1,30 @@
+#pragma once
+// Embedding: a lookup table of word vectors (Bengio et al. 2003).
+//
+//   y[t, :] = W[id_t, :]          W [V, E], ids of any shape → y [ids..., E]
+//   dW[id_t, :] += dy[t, :]       only the rows looked up are touched
+//
+// W starts as N(0, σ²); σ = 0.01 is Nematus' init for every weight (the
+// paper's RNNSearch), PyTorch's nn.Embedding uses σ = 1. Parameter: "weight".
+#include <cstdint>
+
+#include "autograd/ops.h"
+#include "core/random.h"
+#include "layers/module.h"
+
+namespace rg {
+
+class Embedding : public Module {
+ public:
+  Embedding(int64_t vocab_size, int64_t embedding_dim, Generator& gen, float stddev = 0.01f);
+
+  Var forward(const Indices& ids);  // ids [...] → [..., E]
+  Var operator()(const Indices& ids) { return forward(ids); }
+
+  int64_t vocab_size() const { return weight.dim(0); }
+  int64_t embedding_dim() const { return weight.dim(1); }
+
+  Var weight;  // [V, E]
+};
+
+}  // namespace rg

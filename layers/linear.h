@@ -1,0 +1,66 @@
+#pragma once
+// Linear (dense) layer, optionally weight-normalized.
+//
+//   y = x Wᵀ + b              x [..., in], W [out, in] (PyTorch's layout), b [out], y [..., out]
+//
+// The product is one GEMM with W read transposed in place (no copy); every
+// leading axis of x folds into rows.
+//
+// With weight_norm on, W is not a parameter but W_i = g_i · v_i / ‖v_i‖ per
+// output row (Salimans & Kingma 2016; the fused op in autograd/weight_norm.h).
+// v starts from options.init and g from ‖v_i‖, so W starts exactly where the
+// plain layer would (torch.nn.utils.weight_norm does the same). The paper's
+// CIFAR code then runs a data-dependent init on one batch, init_from_batch:
+//
+//   t = x v̂ᵀ                 [rows, out], v̂_i = v_i / ‖v_i‖ (no g, no bias)
+//   μ_i, σ_i² = mean and (biased) variance of t[:, i] over the rows
+//   g_i ← 1 / sqrt(σ_i² + 1e-10),   b_i ← −μ_i · g_i
+//
+// after which y_i = (t_i − μ_i) / σ_i has zero mean and unit variance on that
+// batch. (The 1e-10 is Salimans' code's; without a bias only g is set.)
+//
+// Parameter names: "weight", "bias"; with weight norm "weight_v", "weight_g",
+// "bias". weight_g has shape [out].
+#include <cstdint>
+
+#include "core/random.h"
+#include "layers/init.h"
+#include "layers/module.h"
+
+namespace rg {
+
+struct LinearOptions {
+  bool bias = true;         // b starts at 0
+  bool weight_norm = false;
+  WeightInit init = {};     // of W, or of v under weight norm
+};
+
+// The functional form: x [..., in], weight [out, in], bias [out] or undefined.
+Var linear(const Var& x, const Var& weight, const Var& bias);
+
+class Linear : public Module {
+ public:
+  Linear(int64_t in_features, int64_t out_features, Generator& gen, const LinearOptions& options = {});
+
+  Var forward(const Var& x);
+  Var operator()(const Var& x) { return forward(x); }
+
+  // The effective W [out, in]: `weight`, or weight_norm(weight_v, weight_g).
+  Var effective_weight() const;
+  // Salimans & Kingma's data-dependent init from a batch x [..., in] (see
+  // above). Needs weight_norm; records nothing on the tape.
+  void init_from_batch(const Var& x);
+
+  int64_t in_features() const { return in_features_; }
+  int64_t out_features() const { return out_features_; }
+  bool has_weight_norm() const { return weight_v.defined(); }
+
+  Var weight;              // [out, in]; undefined under weight norm
+  Var weight_v, weight_g;  // [out, in] and [out]; defined only under weight norm
+  Var bias;                // [out]; undefined without bias
+
+ private:
+  int64_t in_features_, out_features_;
+};
+
+}  // namespace rg
