@@ -1,0 +1,174 @@
+#pragma once
+// The run: flags, the run directory and its logs, the same for every
+// experiment driver. A driver's main reads like this:
+//
+//   int main(int argc, char** argv) {
+//     return rg::run_main([&]() -> int {
+//       rg::RunOptions run_options;  run_options.out = "runs/cifar10";
+//       CifarConfig cfg;                              // the driver's own settings
+//       CLI::App app{"CIFAR-10, ConvPool-CNN-C"};
+//       rg::add_run_options(app, run_options);        // --seed --threads --out --config --resume --log-every
+//       app.add_option("--lr", cfg.lr, "learning rate");
+//       if (auto exit_code = rg::parse_flags(app, argc, argv)) return *exit_code;
+//       rg::Run run(app, run_options);                // creates --out, prints and saves every setting
+//       int64_t step = run_options.resume ? <load the checkpoint, return its step> : 0;
+//       run.begin_training(step);                     // starts the clock
+//       while (step < cfg.steps) {
+//         <forward / zero_grad / backward / clip / update>;  ++step;
+//         rg::check_finite_loss(step, loss);
+//         if (step % run_options.log_every == 0) run.log_train(step, loss, {{"lr", lr}});
+//         if (step % cfg.eval_every == 0) {
+//           auto paused = run.pause_clock();         // evaluation is not training time
+//           run.log_eval("valid", step, valid_loss, {{"error_pct", error}});
+//         }
+//       }
+//       return 0;
+//     });
+//   }
+//
+// The run directory (--out) holds
+//   config.json    every flag → its value, numbers and booleans typed
+//   metrics.jsonl  one JSON object per line, flushed at once:
+//                  {"step", "split": "train"|"valid"|"test", "loss", "time_sec", <extra fields>},
+//                  train lines also "sec_per_1k_steps" (null when no step has passed).
+//                  time_sec is training time: wall clock minus pause_clock() scopes,
+//                  carried on across resumes.
+//   train.log      the same events (and notes) as fixed-width text, also echoed to stdout.
+//
+// Resuming (--resume): train.log is appended to. metrics.jsonl is never
+// emptied: begin_training(S) keeps every line with step ≤ S, drops the lines
+// with step > S (the run had got further than its last checkpoint, and those
+// steps are about to be trained and logged again) and any torn, non-JSON line
+// from a crash, and appends from there. config.json is rewritten with the new
+// settings; settings that differ from the saved ones are noted in the log.
+// A fresh run (no --resume) replaces any logs already in --out.
+//
+// Errors: bad flags print one "error: ..." line and exit with 2; an rg::Error
+// from anywhere in the driver (an unusable --out, a NaN loss, a bad
+// checkpoint) prints one "error: <message>" line through run_main and exits
+// with 1.
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace rg {
+
+// The settings every run has. Set a driver-specific default (e.g. out) before
+// add_run_options; the current values become the defaults shown by --help.
+struct RunOptions {
+  uint64_t seed = 0;
+  int threads = 0;                 // 0: keep the default (OMP_NUM_THREADS, else all cores)
+  std::string out = "runs/run";    // the run directory
+  bool resume = false;             // continue the run in --out from its checkpoint
+  int64_t log_every = 100;         // steps between train lines
+};
+
+// Adds --seed, --threads, --out, --config (a TOML or INI file whose keys are
+// flag names, e.g. `lr = 0.1`; unknown keys are errors), --resume and
+// --log-every, and makes every option show its default in --help and in the
+// saved settings. Call it before adding the driver's own flags.
+void add_run_options(CLI::App& app, RunOptions& options);
+
+// Parses the command line. Returns nothing when the program should go on;
+// otherwise the exit code, after printing the help (0) to `out` or one error
+// line (2) to `err`: "error: <what is wrong>; see <program> --help".
+std::optional<int> parse_flags(CLI::App& app, int argc, const char* const* argv,
+                               std::ostream& out, std::ostream& err);
+std::optional<int> parse_flags(CLI::App& app, int argc, const char* const* argv);
+
+// Throws rg::Error("loss is NaN at step N; stopping (the last good checkpoint
+// is kept)") when the loss is NaN or ±Inf.
+void check_finite_loss(int64_t step, double loss);
+
+// Runs a driver's body; an exception's message becomes one "error: ..." line
+// on stderr and exit code 1. The body returns an exit code or nothing (0).
+int print_error(const char* message);  // prints "error: <message>", returns 1
+template <class Body>
+int run_main(Body&& body) {
+  try {
+    if constexpr (std::is_void_v<std::invoke_result_t<Body&>>) {
+      body();
+      return 0;
+    } else {
+      return body();
+    }
+  } catch (const std::exception& e) {
+    return print_error(e.what());
+  }
+}
+
+class Run {
+ public:
+  using Fields = std::vector<std::pair<std::string, double>>;  // extra metrics, by name
+
+  // Creates the run directory, sets the thread count, prints every setting and
+  // saves them to config.json, and opens the logs. Throws rg::Error naming the
+  // path when the directory cannot be created or written.
+  Run(const CLI::App& app, const RunOptions& options);
+  ~Run();
+  Run(const Run&) = delete;
+  Run& operator=(const Run&) = delete;
+
+  const std::filesystem::path& dir() const { return dir_; }
+  std::string path(std::string_view file_name) const;  // <out>/<file_name>
+  bool resuming() const { return resuming_; }
+  const std::string& settings_json() const { return settings_json_; }  // config.json's text
+
+  // Called once, right before the training loop, with the step training starts
+  // from: 0, or the step of the checkpoint being resumed. Starts the clock.
+  void begin_training(int64_t step);
+
+  void log_train(int64_t step, double loss, const Fields& extra = {});
+  void log_eval(std::string_view split, int64_t step, double loss, const Fields& extra = {});
+  void note(std::string_view message);  // a free-form line in train.log and on stdout
+
+  // While a ClockPause lives, time does not count as training time.
+  class ClockPause {
+   public:
+    explicit ClockPause(Run& run);
+    ~ClockPause();
+    ClockPause(const ClockPause&) = delete;
+    ClockPause& operator=(const ClockPause&) = delete;
+
+   private:
+    Run& run_;
+  };
+  [[nodiscard]] ClockPause pause_clock() { return ClockPause(*this); }
+  double train_seconds() const;  // training time so far, including earlier runs when resumed
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  void write_line(const std::string& text, bool timestamp = true);  // train.log + stdout
+  void write_metrics(const std::string& json_line);
+  void require_training_begun(const char* what) const;
+  void keep_metrics_up_to(int64_t step);
+
+  std::filesystem::path dir_;
+  bool resuming_ = false;
+  std::string settings_json_;
+  std::ofstream log_;
+  std::ofstream metrics_;
+  Clock::time_point created_;
+  bool training_begun_ = false;
+  Clock::time_point clock_start_;
+  double carried_seconds_ = 0;  // training time of the run before it was resumed
+  double paused_seconds_ = 0;
+  int pause_depth_ = 0;
+  Clock::time_point pause_start_;
+  int64_t last_train_step_ = 0;
+  double last_train_seconds_ = 0;
+  int uncaught_at_creation_ = 0;
+};
+
+}  // namespace rg

@@ -1,0 +1,180 @@
+#!/usr/bin/python3
+"""Learning curves from the metrics.jsonl of several runs, one line per run.
+
+    scripts/plot_curves.py runs/cifar-rms runs/cifar-layer --metric error_pct --split test -o error.png
+    scripts/plot_curves.py runs/rnnsearch/ --metric bleu --split valid --x time -o bleu.svg
+    scripts/plot_curves.py runs/cifar-* --metric loss,error_pct --split train,test -o cifar.png
+
+A directory without metrics.jsonl stands for its subdirectories that have one
+(sibling runs, e.g. one per normalization). --metric and --split take
+comma-separated lists to draw panels side by side, like the paper's figures
+(training loss next to test error); a single value is used for every panel.
+The x axis is the step, the training time (--x time: the runs' time_sec, which
+excludes evaluation) or the epoch (--x epoch: an "epoch" field the driver logs).
+Each run is labelled by its config.json's "norm", else by its directory name
+(--label dir, or --label KEY for any config key). The format follows the
+output's extension (.png, .svg, .pdf). Needs Debian's python3-matplotlib.
+"""
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display needed
+import matplotlib.pyplot as plt  # noqa: E402
+
+X_FIELDS = {"step": "step", "time": "time_sec", "epoch": "epoch"}
+
+
+def fail(message):
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def find_runs(paths):
+    """Run directories: each path itself, or its subdirectories holding a metrics.jsonl."""
+    runs = []
+    for path in map(Path, paths):
+        if (path / "metrics.jsonl").is_file():
+            runs.append(path)
+        elif path.is_dir():
+            children = sorted(p for p in path.iterdir() if (p / "metrics.jsonl").is_file())
+            if not children:
+                fail(f"{path} has no metrics.jsonl, nor any subdirectory with one")
+            runs.extend(children)
+        else:
+            fail(f"{path} is not a run directory")
+    return runs
+
+
+def read_metrics(run):
+    """The run's lines as dicts; a torn last line (a crash mid-write) is skipped."""
+    lines = []
+    with open(run / "metrics.jsonl", encoding="utf-8") as f:
+        for number, text in enumerate(f, 1):
+            text = text.strip()
+            if not text:
+                continue
+            try:
+                lines.append(json.loads(text))
+            except json.JSONDecodeError:
+                print(f"warning: {run}/metrics.jsonl line {number} is not JSON; skipped", file=sys.stderr)
+    return lines
+
+
+def read_config(run):
+    try:
+        with open(run / "config.json", encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, json.JSONDecodeError):
+        return {}
+
+
+def run_labels(runs, label_key):
+    labels = []
+    for run in runs:
+        config = read_config(run)
+        if label_key == "dir":
+            labels.append(run.name)
+        elif label_key == "auto":
+            labels.append(str(config["norm"]) if "norm" in config else run.name)
+        else:
+            labels.append(f"{label_key}={config[label_key]}" if label_key in config else run.name)
+    # Two runs with the same setting: tell them apart by directory.
+    return [f"{label} ({run.name})" if labels.count(label) > 1 and label != run.name else label
+            for label, run in zip(labels, runs)]
+
+
+def curve(lines, split, metric, x_field, smooth):
+    """(xs, ys) for one run, sorted by step; a step logged twice keeps its last line."""
+    by_step = {}
+    for line in lines:
+        if line.get("split") != split or not isinstance(line.get(metric), (int, float)):
+            continue
+        if not isinstance(line.get(x_field), (int, float)):
+            continue
+        by_step[line["step"]] = (line[x_field], line[metric])
+    points = [by_step[step] for step in sorted(by_step)]
+    xs = [x for x, _ in points]
+    ys = [y for _, y in points]
+    if smooth > 1:  # trailing moving average
+        ys = [sum(ys[max(0, i - smooth + 1):i + 1]) / (i + 1 - max(0, i - smooth + 1)) for i in range(len(ys))]
+    return xs, ys
+
+
+def time_scale(max_seconds):
+    if max_seconds >= 2 * 3600:
+        return 3600.0, "training time (hours)"
+    if max_seconds >= 2 * 60:
+        return 60.0, "training time (minutes)"
+    return 1.0, "training time (seconds)"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("runs", nargs="+", help="run directories, or directories of runs")
+    parser.add_argument("--metric", default="loss", help="metric(s), comma-separated: loss, error_pct, bleu, r1, ...")
+    parser.add_argument("--split", default="valid", help="split(s), comma-separated: train, valid, test")
+    parser.add_argument("--x", choices=sorted(X_FIELDS), default="step", help="x axis (default: step)")
+    parser.add_argument("--label", default="auto", help="auto (config's norm, else directory), dir, or a config key")
+    parser.add_argument("--smooth", type=int, default=1, help="moving average over this many points")
+    parser.add_argument("--logy", action="store_true", help="logarithmic y axis")
+    parser.add_argument("--ymin", type=float)
+    parser.add_argument("--ymax", type=float)
+    parser.add_argument("--title", default="", help="figure title")
+    parser.add_argument("-o", "--out", default="curves.png", help="output file: .png, .svg or .pdf")
+    args = parser.parse_args()
+
+    metrics = args.metric.split(",")
+    splits = args.split.split(",")
+    if len(metrics) > 1 and len(splits) > 1 and len(metrics) != len(splits):
+        fail(f"{len(metrics)} metrics and {len(splits)} splits: give one split, one metric, or as many of each")
+    panels = list(zip(metrics * (len(splits) if len(metrics) == 1 else 1),
+                      splits * (len(metrics) if len(splits) == 1 else 1)))
+    if Path(args.out).suffix.lower() not in (".png", ".svg", ".pdf"):
+        fail(f"--out {args.out}: the extension must be .png, .svg or .pdf")
+
+    runs = find_runs(args.runs)
+    labels = run_labels(runs, args.label)
+    metrics_of = {run: read_metrics(run) for run in runs}
+    x_field = X_FIELDS[args.x]
+
+    figure, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.0), squeeze=False)
+    drawn = 0
+    for ax, (metric, split) in zip(axes[0], panels):
+        curves = []
+        for run, label in zip(runs, labels):
+            xs, ys = curve(metrics_of[run], split, metric, x_field, args.smooth)
+            if not xs:
+                print(f"warning: {run} has no '{metric}' on {split} lines with '{x_field}'; not drawn",
+                      file=sys.stderr)
+                continue
+            curves.append((xs, ys, label))
+        x_unit, x_label = (1.0, args.x)
+        if args.x == "time" and curves:
+            x_unit, x_label = time_scale(max(max(xs) for xs, _, _ in curves))
+        for xs, ys, label in curves:
+            ax.plot([x / x_unit for x in xs], ys, label=label, linewidth=1.4)
+            drawn += 1
+        ax.set_xlabel(x_label)
+        ax.set_ylabel(f"{split} {metric}")
+        ax.grid(True, alpha=0.3)
+        if args.logy:
+            ax.set_yscale("log")
+        if args.ymin is not None or args.ymax is not None:
+            ax.set_ylim(bottom=args.ymin, top=args.ymax)
+        if curves:
+            ax.legend(frameon=False)
+    if drawn == 0:
+        fail(f"nothing to draw: no run has {', '.join(f'{s} {m}' for m, s in panels)} against {x_field}")
+    if args.title:
+        figure.suptitle(args.title)
+    figure.tight_layout()
+    figure.savefig(args.out, dpi=150)
+    print(f"wrote {args.out}: {drawn} curve{'s' if drawn != 1 else ''} from {len(runs)} run{'s' if len(runs) != 1 else ''}")
+
+
+if __name__ == "__main__":
+    main()
