@@ -1,0 +1,163 @@
+#include "experiments/common/results_table.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+
+namespace rg {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr double kMissing = std::numeric_limits<double>::quiet_NaN();
+
+double median(std::vector<double> values) {
+  if (values.empty()) return kMissing;
+  std::sort(values.begin(), values.end());
+  const size_t mid = values.size() / 2;
+  return values.size() % 2 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
+}
+
+// The paper's row order; other labels sort after these.
+int paper_rank(const std::string& label) {
+  static const char* const order[] = {"none", "layernorm", "rmsnorm", "prmsnorm", "l2norm", "batchnorm", "weightnorm"};
+  for (int i = 0; i < static_cast<int>(std::size(order)); ++i)
+    if (label == order[i]) return i;
+  return static_cast<int>(std::size(order));
+}
+
+std::string time_header(TimeUnit unit) {
+  switch (unit) {
+    case TimeUnit::Per1k: return "s per 1k steps";
+    case TimeUnit::Per100: return "s per 0.1k steps";
+    case TimeUnit::PerEpoch: return "s per epoch";
+  }
+  return "s";
+}
+
+std::string cell(double value, int decimals) {
+  return std::isnan(value) ? std::string("–") : fmt::format("{:.{}f}", value, decimals);
+}
+
+}  // namespace
+
+std::vector<fs::path> find_run_dirs(const std::vector<std::string>& paths) {
+  std::vector<fs::path> runs;
+  for (const std::string& p : paths) {
+    check(fs::is_directory(p), "paper_table: {} is not a directory", p);
+    if (fs::is_regular_file(fs::path(p) / "metrics.jsonl")) {
+      runs.emplace_back(p);
+      continue;
+    }
+    std::vector<fs::path> children;
+    for (const auto& entry : fs::directory_iterator(p))
+      if (entry.is_directory() && fs::is_regular_file(entry.path() / "metrics.jsonl")) children.push_back(entry.path());
+    check(!children.empty(), "paper_table: {} holds no run (no metrics.jsonl in it or its subdirectories)", p);
+    std::sort(children.begin(), children.end());
+    runs.insert(runs.end(), children.begin(), children.end());
+  }
+  return runs;
+}
+
+RunSummary summarize_run(const fs::path& dir, const TableOptions& options) {
+  RunSummary s;
+  s.dir = dir;
+  s.label = dir.filename().string();
+  if (std::ifstream config(dir / "config.json"); config) {
+    json c = json::parse(config, nullptr, false);
+    if (!c.is_discarded() && c.contains("norm") && c["norm"].is_string()) s.label = c["norm"].get<std::string>();
+  }
+  s.metric.assign(options.splits.size(), kMissing);
+  std::vector<double> per_1k;
+  double steps_per_epoch = kMissing;
+  const fs::path metrics = dir / "metrics.jsonl";
+  std::ifstream in(metrics);
+  check(in.good(), "paper_table: cannot read {}", metrics.string());
+  std::string text;
+  for (int line_no = 1; std::getline(in, text); ++line_no) {
+    if (text.empty()) continue;
+    json line = json::parse(text, nullptr, false);
+    check(!line.is_discarded() && line.is_object() && line.contains("split") && line.contains("step"),
+          "paper_table: {} line {} is not a metrics object", metrics.string(), line_no);
+    const std::string split = line["split"].get<std::string>();
+    if (split == "train") {
+      if (line.contains("sec_per_1k_steps") && line["sec_per_1k_steps"].is_number())
+        per_1k.push_back(line["sec_per_1k_steps"].get<double>());
+      if (line.contains("epoch") && line["epoch"].is_number() && line["epoch"].get<double>() > 0)
+        steps_per_epoch = line["step"].get<double>() / line["epoch"].get<double>();
+    }
+    for (size_t i = 0; i < options.splits.size(); ++i)
+      if (split == options.splits[i] && line.contains(options.metric) && line[options.metric].is_number())
+        s.metric[i] = line[options.metric].get<double>();
+  }
+  const double seconds_per_step = median(per_1k) / 1000.0;
+  switch (options.time) {
+    case TimeUnit::Per1k: s.seconds = seconds_per_step * 1000.0; break;
+    case TimeUnit::Per100: s.seconds = seconds_per_step * 100.0; break;
+    case TimeUnit::PerEpoch: s.seconds = seconds_per_step * steps_per_epoch; break;
+  }
+  return s;
+}
+
+std::string results_table(const std::vector<fs::path>& dirs, const TableOptions& options) {
+  std::vector<RunSummary> runs;
+  for (const fs::path& d : dirs) runs.push_back(summarize_run(d, options));
+  std::stable_sort(runs.begin(), runs.end(), [](const RunSummary& a, const RunSummary& b) {
+    const int ra = paper_rank(a.label), rb = paper_rank(b.label);
+    return ra != rb ? ra < rb : a.label < b.label;
+  });
+  double layernorm = kMissing;
+  for (const RunSummary& r : runs)
+    if (r.label == "layernorm") layernorm = r.seconds;
+
+  std::vector<std::string> header = {"norm"};
+  for (const std::string& split : options.splits) header.push_back(split + " " + options.metric);
+  header.push_back(time_header(options.time));
+  header.push_back("speedup vs LayerNorm");
+  std::vector<std::vector<std::string>> rows;
+  for (const RunSummary& r : runs) {
+    std::vector<std::string> row = {r.label};
+    for (double m : r.metric) row.push_back(cell(m, options.decimals));
+    row.push_back(cell(r.seconds, r.seconds < 10 ? 3 : 1));
+    const bool has_speedup = !std::isnan(layernorm) && !std::isnan(r.seconds) && r.label != "layernorm";
+    row.push_back(has_speedup ? fmt::format("{:.1f}%", 100.0 * (layernorm - r.seconds) / layernorm) : "–");
+    rows.push_back(row);
+  }
+  // Column widths by characters, not bytes ("–" is three bytes of UTF-8).
+  auto width = [](const std::string& s) {
+    size_t n = 0;
+    for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+    return n;
+  };
+  std::vector<size_t> widths(header.size());
+  for (size_t c = 0; c < header.size(); ++c) {
+    widths[c] = width(header[c]);
+    for (const auto& row : rows) widths[c] = std::max(widths[c], width(row[c]));
+  }
+  auto format_row = [&](const std::vector<std::string>& row) {
+    std::string out = "|";
+    for (size_t c = 0; c < row.size(); ++c) {
+      const std::string pad(widths[c] - width(row[c]), ' ');
+      out += ' ';
+      if (c == 0) out += row[c], out += pad;  // the label left-aligned, numbers right-aligned
+      else out += pad, out += row[c];
+      out += " |";
+    }
+    return out + "\n";
+  };
+  std::string out = format_row(header) + "|";
+  for (size_t w : widths) out += std::string(w + 2, '-') + "|";
+  out += "\n";
+  for (const auto& row : rows) out += format_row(row);
+  return out;
+}
+
+}  // namespace rg

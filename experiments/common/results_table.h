@@ -1,0 +1,57 @@
+#pragma once
+// The paper's results tables, made from sibling run directories.
+//
+//   build/bin/paper_table runs/cifar10 --metric error_pct --split valid,test --time epoch
+//
+//   | norm      | valid error_pct | test error_pct | s per epoch | speedup |
+//   |-----------|-----------------|----------------|-------------|---------|
+//   | layernorm |           12.40 |              – |        41.2 |       – |
+//   | rmsnorm   |           11.90 |              – |        33.0 |   19.9% |
+//
+// For each run (a directory holding metrics.jsonl; a directory without one
+// stands for its subdirectories that have one):
+//  - the label is config.json's "norm" (else the directory name);
+//  - each split's column is the metric on that split's LAST line carrying it
+//    (the final model, as the paper reports), or "–";
+//  - the time is the median of the train lines' sec_per_1k_steps (robust to
+//    the first interval's warm-up and to pauses), scaled to the unit: per 1k
+//    steps, per 0.1k steps, or per epoch (steps per epoch = step / epoch of
+//    the last train line that has an "epoch" field);
+//  - the speedup is the paper's (T_LayerNorm − T) / T_LayerNorm, against the
+//    run labelled "layernorm" ("–" when there is none).
+// Rows follow the paper's order (none, layernorm, rmsnorm, prmsnorm, ...),
+// then any other labels alphabetically.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace rg {
+
+enum class TimeUnit { Per1k, Per100, PerEpoch };
+
+struct TableOptions {
+  std::string metric = "loss";
+  std::vector<std::string> splits = {"valid"};
+  TimeUnit time = TimeUnit::Per1k;
+  int decimals = 2;
+};
+
+struct RunSummary {
+  std::string label;
+  std::filesystem::path dir;
+  std::vector<double> metric;  // one per split; NaN when absent
+  double seconds = 0.0;        // in the table's unit; NaN when unknown
+};
+
+// The run directories under `paths` (see above). Throws rg::Error when a path
+// does not exist or holds no run at all.
+std::vector<std::filesystem::path> find_run_dirs(const std::vector<std::string>& paths);
+
+// Reads one run; throws rg::Error naming the file and line of a malformed
+// metrics line.
+RunSummary summarize_run(const std::filesystem::path& dir, const TableOptions& options);
+
+// The markdown table over every run, rows in the paper's order.
+std::string results_table(const std::vector<std::filesystem::path>& dirs, const TableOptions& options);
+
+}  // namespace rg

@@ -1,0 +1,34 @@
+// paper_table RUN_DIR...: the paper-style results table over sibling runs
+// (quality metric per split, time per unit, speedup against LayerNorm); see
+// experiments/common/results_table.h.
+//
+//   build/bin/paper_table runs/cifar10 --metric error_pct --split valid,test --time epoch
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <map>
+
+#include "experiments/common/results_table.h"
+#include "experiments/common/run.h"
+
+int main(int argc, char** argv) {
+  return rg::run_main([&]() -> int {
+    std::vector<std::string> paths;
+    rg::TableOptions options;
+    rg::TimeUnit unit = rg::TimeUnit::Per1k;
+    CLI::App app{"The paper-style results table over run directories"};
+    app.add_option("runs", paths, "run directories, or folders of sibling runs")->required();
+    app.add_option("--metric", options.metric, "the quality metric of the eval lines")->capture_default_str();
+    app.add_option("--split", options.splits, "splits to show, comma-separated")->delimiter(',')->capture_default_str();
+    const std::map<std::string, rg::TimeUnit> units = {
+        {"1k", rg::TimeUnit::Per1k}, {"0.1k", rg::TimeUnit::Per100}, {"epoch", rg::TimeUnit::PerEpoch}};
+    app.add_option("--time", unit, "time unit: 1k, 0.1k (steps) or epoch")
+        ->transform(CLI::CheckedTransformer(units, CLI::ignore_case))
+        ->capture_default_str();
+    app.add_option("--decimals", options.decimals, "decimals of the metric")->capture_default_str();
+    if (auto exit_code = rg::parse_flags(app, argc, argv)) return *exit_code;
+    options.time = unit;
+    std::fputs(rg::results_table(rg::find_run_dirs(paths), options).c_str(), stdout);
+    return 0;
+  });
+}
