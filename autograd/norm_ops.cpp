@@ -53,8 +53,8 @@ RowView view_rows(const char* op, const Var& x, const Var& gain, const Var& bias
     v.n = x.dim(-1);
     v.rows = x.numel() / std::max<int64_t>(v.n, 1);
     check(gain.shape() == Shape{v.n}, "{}: gain {} must be [{}] for input {}", op, gain.shape(), v.n, x.shape());
-    check(!bias.defined() || bias.shape() == Shape{v.n}, "{}: bias {} must be [{}] for input {}", op,
-          bias.shape(), v.n, x.shape());
+    if (bias.defined())  // check() evaluates its arguments, so bias.shape() only when there is a bias
+      check(bias.shape() == Shape{v.n}, "{}: bias {} must be [{}] for input {}", op, bias.shape(), v.n, x.shape());
   } else {
     check(x.rank() == 4, "{}: channel layout needs [N, C, H, W], got {}", op, x.shape());
     v.channels = x.dim(1);
@@ -62,8 +62,9 @@ RowView view_rows(const char* op, const Var& x, const Var& gain, const Var& bias
     v.rows = x.dim(0) * v.channels;
     check(gain.shape() == Shape{v.channels}, "{}: gain {} must be [{}] for input {}", op, gain.shape(),
           v.channels, x.shape());
-    check(!bias.defined() || bias.shape() == Shape{v.channels}, "{}: bias {} must be [{}] for input {}", op,
-          bias.shape(), v.channels, x.shape());
+    if (bias.defined())
+      check(bias.shape() == Shape{v.channels}, "{}: bias {} must be [{}] for input {}", op, bias.shape(),
+            v.channels, x.shape());
   }
   check(v.n > 0, "{}: cannot normalize rows of length 0 (input {})", op, x.shape());
   return v;
