@@ -9,18 +9,29 @@
 // A training step: build the loss from ops, call loss.backward(), update the
 // parameters from their .grad(), then rg::tape().clear().
 //
-//   layers/        Module, Linear, Embedding, the norms (make_norm), GRU, LSTM, attention, ...
+//   layers/        Module, Linear, Conv2d, Embedding, the norms (make_norm), GRU, LSTM, attention, ...
 //   optim/         Adam, SGD, gradient clipping, learning-rate schedules
+#include "autograd/conv.h"
 #include "autograd/gradcheck.h"
 #include "autograd/ops.h"
+#include "autograd/pooling.h"
 #include "autograd/tape.h"
 #include "autograd/var.h"
+#include "autograd/weight_norm.h"
 #include "core/error.h"
 #include "core/parallel.h"
 #include "core/random.h"
 #include "core/shape.h"
 #include "core/tensor.h"
+#include "layers/attention.h"
+#include "layers/cgru.h"
+#include "layers/conv.h"
+#include "layers/dropout.h"
+#include "layers/embedding.h"
+#include "layers/gru.h"
 #include "layers/init.h"
+#include "layers/linear.h"
+#include "layers/lstm.h"
 #include "layers/module.h"
 #include "layers/normalization.h"
 #include "optim/adam.h"

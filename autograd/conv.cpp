@@ -1,0 +1,205 @@
+#include "autograd/conv.h"
+
+// Convolution as a matrix product (im2col; Chellapilla et al. 2006).
+//
+// For one sample, unfold every kh×kw window of the padded input into a column:
+//
+//   col [K, P],  K = C·kh·kw, P = Ho·Wo
+//   col[(c·kh + i)·kw + j, oh·Wo + ow] = x[c, oh·s − pad + i, ow·s − pad + j]   (0 outside)
+//
+// Then the convolution is one GEMM with the weight viewed as W [O, K]:
+//
+//   y [O, P] = W [O, K] · col [K, P] + b
+//
+// and backward is two more, plus the adjoint of the unfolding (col2im, which
+// ADDS every column entry back to the input pixel it was copied from):
+//
+//   dW [O, K] += dy [O, P] · colᵀ [P, K]     summed over the samples
+//   db [O]    += Σ_p dy [O, p]
+//   dcol [K, P] = Wᵀ [K, O] · dy [O, P],   dx += col2im(dcol)
+//
+// A 1×1 convolution with stride 1 and no padding needs no unfolding: col is
+// the sample itself, [C, H·W]. Nothing but the inputs is saved for backward;
+// col is rebuilt there (cheaper in memory than keeping N of them).
+//
+// Samples run in parallel, each thread with its own col buffer and its own
+// partial dW and db, summed at the end; BLAS runs single-threaded inside.
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "autograd/tape.h"
+#include "core/error.h"
+#include "core/gemm.h"
+#include "core/parallel.h"
+
+namespace rg {
+
+namespace {
+
+struct ConvGeometry {
+  int64_t n, c, h, w;      // input
+  int64_t o, kh, kw;       // weight
+  int64_t stride, pad;
+  int64_t ho, wo;          // output
+  int64_t k() const { return c * kh * kw; }
+  int64_t p() const { return ho * wo; }
+  bool direct() const { return kh == 1 && kw == 1 && stride == 1 && pad == 0; }  // col = x
+};
+
+// x [C, H, W] → col [K, P] (see above).
+void im2col(const float* x, float* col, const ConvGeometry& g) {
+  for (int64_t c = 0; c < g.c; ++c)
+    for (int64_t i = 0; i < g.kh; ++i)
+      for (int64_t j = 0; j < g.kw; ++j) {
+        float* row = col + ((c * g.kh + i) * g.kw + j) * g.p();
+        for (int64_t oh = 0; oh < g.ho; ++oh) {
+          float* out = row + oh * g.wo;
+          const int64_t ih = oh * g.stride - g.pad + i;
+          if (ih < 0 || ih >= g.h) {
+            std::fill(out, out + g.wo, 0.0f);
+            continue;
+          }
+          const float* in = x + (c * g.h + ih) * g.w;
+          for (int64_t ow = 0; ow < g.wo; ++ow) {
+            const int64_t iw = ow * g.stride - g.pad + j;
+            out[ow] = iw >= 0 && iw < g.w ? in[iw] : 0.0f;
+          }
+        }
+      }
+}
+
+// The adjoint of im2col: dx [C, H, W] += fold(dcol [K, P]).
+void col2im_add(const float* dcol, float* dx, const ConvGeometry& g) {
+  for (int64_t c = 0; c < g.c; ++c)
+    for (int64_t i = 0; i < g.kh; ++i)
+      for (int64_t j = 0; j < g.kw; ++j) {
+        const float* row = dcol + ((c * g.kh + i) * g.kw + j) * g.p();
+        for (int64_t oh = 0; oh < g.ho; ++oh) {
+          const int64_t ih = oh * g.stride - g.pad + i;
+          if (ih < 0 || ih >= g.h) continue;
+          const float* in = row + oh * g.wo;
+          float* out = dx + (c * g.h + ih) * g.w;
+          for (int64_t ow = 0; ow < g.wo; ++ow) {
+            const int64_t iw = ow * g.stride - g.pad + j;
+            if (iw >= 0 && iw < g.w) out[iw] += in[ow];
+          }
+        }
+      }
+}
+
+// y [N, O, P] = W · col(x_n) + b for every sample.
+void conv2d_forward(const float* x, const float* weight, const float* bias, float* y, const ConvGeometry& g) {
+  const int64_t in_size = g.c * g.h * g.w, out_size = g.o * g.p();
+  // OpenBLAS's thread count is global: set it to 1 before the parallel region
+  // and restore it after, so no thread restores it while another is in a GEMM.
+  std::optional<BlasSerialScope> serial_blas;
+  if (chunk_count(g.n, 1) > 1) serial_blas.emplace();
+  parallel_for_chunks(g.n, 1, [&](int64_t, int64_t lo, int64_t hi) {
+    std::vector<float> col(g.direct() ? 0 : g.k() * g.p());
+    for (int64_t s = lo; s < hi; ++s) {
+      const float* cols = x + s * in_size;
+      if (!g.direct()) {
+        im2col(cols, col.data(), g);
+        cols = col.data();
+      }
+      float* ys = y + s * out_size;
+      gemm(false, false, g.o, g.p(), g.k(), 1.0f, weight, cols, 0.0f, ys);
+      if (bias)
+        for (int64_t o = 0; o < g.o; ++o) {
+          float* row = ys + o * g.p();
+          const float b = bias[o];
+#pragma omp simd
+          for (int64_t q = 0; q < g.p(); ++q) row[q] += b;
+        }
+    }
+  });
+}
+
+// Adds into dx [N, C, H, W], dw [O, K] and db [O] (any may be null).
+void conv2d_backward(const float* x, const float* weight, const float* dy, float* dx, float* dw, float* db,
+                     const ConvGeometry& g) {
+  const int64_t in_size = g.c * g.h * g.w, out_size = g.o * g.p();
+  const int64_t chunks = chunk_count(g.n, 1);
+  // Per-chunk partial sums of dW and db, added up after the parallel loop.
+  std::vector<std::vector<float>> dw_part(dw ? chunks : 0), db_part(db ? chunks : 0);
+  std::optional<BlasSerialScope> serial_blas;
+  if (chunks > 1) serial_blas.emplace();
+  parallel_for_chunks(g.n, 1, [&](int64_t chunk, int64_t lo, int64_t hi) {
+    std::vector<float> col(g.direct() || !dw ? 0 : g.k() * g.p());
+    std::vector<float> dcol(dx && !g.direct() ? g.k() * g.p() : 0);
+    if (dw) dw_part[chunk].assign(g.o * g.k(), 0.0f);
+    if (db) db_part[chunk].assign(g.o, 0.0f);
+    for (int64_t s = lo; s < hi; ++s) {
+      const float* dys = dy + s * out_size;
+      if (dw) {
+        const float* cols = x + s * in_size;
+        if (!g.direct()) {
+          im2col(cols, col.data(), g);
+          cols = col.data();
+        }
+        gemm(false, true, g.o, g.k(), g.p(), 1.0f, dys, cols, 1.0f, dw_part[chunk].data());
+      }
+      if (db)
+        for (int64_t o = 0; o < g.o; ++o) {
+          const float* row = dys + o * g.p();
+          float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+          for (int64_t q = 0; q < g.p(); ++q) sum += row[q];
+          db_part[chunk][o] += sum;
+        }
+      if (dx) {
+        float* dxs = dx + s * in_size;
+        if (g.direct()) {  // dx [C, P] += Wᵀ dy
+          gemm(true, false, g.k(), g.p(), g.o, 1.0f, weight, dys, 1.0f, dxs);
+        } else {
+          gemm(true, false, g.k(), g.p(), g.o, 1.0f, weight, dys, 0.0f, dcol.data());
+          col2im_add(dcol.data(), dxs, g);
+        }
+      }
+    }
+  });
+  for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+    if (dw)
+      for (int64_t i = 0; i < g.o * g.k(); ++i) dw[i] += dw_part[chunk][i];
+    if (db)
+      for (int64_t o = 0; o < g.o; ++o) db[o] += db_part[chunk][o];
+  }
+}
+
+}  // namespace
+
+Var conv2d(const Var& x, const Var& weight, const Var& bias, int64_t stride, int64_t padding) {
+  check(x.defined() && weight.defined(), "conv2d: undefined input or weight");
+  check(x.rank() == 4, "conv2d: input must be [N, C, H, W], got {}", x.shape());
+  check(weight.rank() == 4, "conv2d: weight must be [O, C, kh, kw], got {}", weight.shape());
+  check(weight.dim(1) == x.dim(1), "conv2d: input {} has {} channels but weight {} expects {}", x.shape(), x.dim(1),
+        weight.shape(), weight.dim(1));
+  check(stride >= 1 && padding >= 0, "conv2d: stride must be ≥ 1 and padding ≥ 0, got stride {} padding {}", stride,
+        padding);
+  if (bias.defined())  // check() evaluates its arguments, so bias.shape() only when there is a bias
+    check(bias.shape() == Shape{weight.dim(0)}, "conv2d: bias {} must be [{}] for weight {}", bias.shape(),
+          weight.dim(0), weight.shape());
+  ConvGeometry g{x.dim(0), x.dim(1), x.dim(2), x.dim(3), weight.dim(0), weight.dim(2), weight.dim(3), stride, padding,
+                 0, 0};
+  check(g.h + 2 * padding >= g.kh && g.w + 2 * padding >= g.kw,
+        "conv2d: kernel {}×{} is larger than the padded input {} (padding {})", g.kh, g.kw, x.shape(), padding);
+  g.ho = (g.h + 2 * padding - g.kh) / stride + 1;
+  g.wo = (g.w + 2 * padding - g.kw) / stride + 1;
+
+  Tensor y = Tensor::empty(Shape{g.n, g.o, g.ho, g.wo});
+  conv2d_forward(x.value().data(), weight.value().data(), bias.defined() ? bias.value().data() : nullptr, y.data(),
+                 g);
+  std::vector<Var> inputs{x, weight};
+  if (bias.defined()) inputs.push_back(bias);
+  return tape().record("conv2d", std::move(y), inputs, [g](Node& node) {
+    Tensor* dx = node.input_grad(0);
+    Tensor* dw = node.input_grad(1);
+    Tensor* db = node.inputs.size() > 2 ? node.input_grad(2) : nullptr;
+    conv2d_backward(node.inputs[0]->value.data(), node.inputs[1]->value.data(), node.grad.data(),
+                    dx ? dx->data() : nullptr, dw ? dw->data() : nullptr, db ? db->data() : nullptr, g);
+  });
+}
+
+}  // namespace rg

@@ -1,0 +1,106 @@
+#include "autograd/pooling.h"
+
+// Max pooling
+//   y[n, c, oh, ow] = max_{i, j < k} x[n, c, oh·s + i, ow·s + j]
+// is a selection, so its backward routes each dy to the one input it selected:
+//   dx[n, c, argmax] += dy[n, c, oh, ow]
+// (overlapping windows, stride < kernel, may route several to one pixel). The
+// forward saves the flat index of every argmax within its plane.
+//
+// Global average pooling
+//   y[n, c] = (1 / HW) Σ_{h, w} x[n, c, h, w],   dx[n, c, h, w] += dy[n, c] / HW.
+#include <memory>
+#include <vector>
+
+#include "autograd/tape.h"
+#include "core/error.h"
+#include "core/parallel.h"
+
+namespace rg {
+
+namespace {
+
+int64_t plane_grain(int64_t plane) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(plane, 1)); }
+
+// x [planes, H, W] → y [planes, Ho, Wo] and argmax [planes, Ho, Wo].
+void max_pool_forward(const float* x, float* y, int32_t* argmax, int64_t planes, int64_t h, int64_t w, int64_t ho,
+                      int64_t wo, int64_t k, int64_t s) {
+  parallel_for(planes, plane_grain(h * w), [&](int64_t lo, int64_t hi) {
+    for (int64_t p = lo; p < hi; ++p) {
+      const float* in = x + p * h * w;
+      for (int64_t oh = 0; oh < ho; ++oh)
+        for (int64_t ow = 0; ow < wo; ++ow) {
+          int64_t best = oh * s * w + ow * s;
+          for (int64_t i = 0; i < k; ++i)
+            for (int64_t j = 0; j < k; ++j) {
+              const int64_t at = (oh * s + i) * w + ow * s + j;
+              if (in[at] > in[best]) best = at;  // strict: ties keep the first
+            }
+          const int64_t out = (p * ho + oh) * wo + ow;
+          y[out] = in[best];
+          argmax[out] = static_cast<int32_t>(best);
+        }
+    }
+  });
+}
+
+// Adds dy [planes, Ho, Wo] into dx [planes, H, W] at the saved argmax.
+void max_pool_backward(const float* dy, const int32_t* argmax, float* dx, int64_t planes, int64_t hw, int64_t out) {
+  parallel_for(planes, plane_grain(hw), [&](int64_t lo, int64_t hi) {
+    for (int64_t p = lo; p < hi; ++p)
+      for (int64_t q = 0; q < out; ++q) dx[p * hw + argmax[p * out + q]] += dy[p * out + q];
+  });
+}
+
+}  // namespace
+
+Var max_pool2d(const Var& x, int64_t kernel, int64_t stride) {
+  check(x.defined(), "max_pool2d: undefined input");
+  check(x.rank() == 4, "max_pool2d: input must be [N, C, H, W], got {}", x.shape());
+  check(kernel >= 1 && stride >= 1, "max_pool2d: kernel and stride must be ≥ 1, got kernel {} stride {}", kernel,
+        stride);
+  const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
+  check(h >= kernel && w >= kernel, "max_pool2d: kernel {} is larger than the input {}", kernel, x.shape());
+  const int64_t ho = (h - kernel) / stride + 1, wo = (w - kernel) / stride + 1, planes = n * c;
+  Tensor y = Tensor::empty(Shape{n, c, ho, wo});
+  auto argmax = std::make_shared<std::vector<int32_t>>(planes * ho * wo);
+  max_pool_forward(x.value().data(), y.data(), argmax->data(), planes, h, w, ho, wo, kernel, stride);
+  return tape().record("max_pool2d", std::move(y), {x}, [argmax, planes, h, w, ho, wo](Node& node) {
+    if (Tensor* dx = node.input_grad(0))
+      max_pool_backward(node.grad.data(), argmax->data(), dx->data(), planes, h * w, ho * wo);
+  });
+}
+
+Var global_avg_pool(const Var& x) {
+  check(x.defined(), "global_avg_pool: undefined input");
+  check(x.rank() == 4, "global_avg_pool: input must be [N, C, H, W], got {}", x.shape());
+  const int64_t planes = x.dim(0) * x.dim(1), hw = x.dim(2) * x.dim(3);
+  check(hw > 0, "global_avg_pool: empty maps in {}", x.shape());
+  const float inv = 1.0f / static_cast<float>(hw);
+  Tensor y = Tensor::empty(Shape{x.dim(0), x.dim(1)});
+  const float* in = x.value().data();
+  float* out = y.data();
+  parallel_for(planes, plane_grain(hw), [&](int64_t lo, int64_t hi) {
+    for (int64_t p = lo; p < hi; ++p) {
+      float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+      for (int64_t q = 0; q < hw; ++q) sum += in[p * hw + q];
+      out[p] = sum * inv;
+    }
+  });
+  return tape().record("global_avg_pool", std::move(y), {x}, [planes, hw, inv](Node& node) {
+    Tensor* dx = node.input_grad(0);
+    if (!dx) return;
+    const float* dy = node.grad.data();
+    float* d = dx->data();
+    parallel_for(planes, plane_grain(hw), [&](int64_t lo, int64_t hi) {
+      for (int64_t p = lo; p < hi; ++p) {
+        const float g = dy[p] * inv;
+#pragma omp simd
+        for (int64_t q = 0; q < hw; ++q) d[p * hw + q] += g;
+      }
+    });
+  });
+}
+
+}  // namespace rg

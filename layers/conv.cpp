@@ -1,0 +1,84 @@
+#include "layers/conv.h"
+
+#include <cmath>
+
+#include "autograd/conv.h"
+#include "autograd/ops.h"
+#include "autograd/pooling.h"
+#include "autograd/weight_norm.h"
+#include "core/error.h"
+
+namespace rg {
+
+Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, Generator& gen,
+               const Conv2dOptions& options)
+    : in_channels_(in_channels), out_channels_(out_channels), kernel_(kernel), options_(options) {
+  check(in_channels > 0 && out_channels > 0 && kernel > 0,
+        "Conv2d: channels and kernel must be positive, got in {} out {} kernel {}", in_channels, out_channels, kernel);
+  check(options.stride >= 1 && options.padding >= 0, "Conv2d: stride must be ≥ 1 and padding ≥ 0, got {} and {}",
+        options.stride, options.padding);
+  Tensor w = make_weight(Shape{out_channels, in_channels, kernel, kernel}, options.init, gen);
+  if (options.weight_norm) {
+    const int64_t per_filter = in_channels * kernel * kernel;
+    Tensor g = Tensor::empty(Shape{out_channels});  // g_o = ‖v_o‖, so that W = v at the start
+    for (int64_t o = 0; o < out_channels; ++o) {
+      const float* filter = w.data() + o * per_filter;
+      double sq = 0.0;
+      for (int64_t j = 0; j < per_filter; ++j) sq += static_cast<double>(filter[j]) * filter[j];
+      g.data()[o] = static_cast<float>(std::sqrt(sq));
+    }
+    weight_v = register_parameter("weight_v", w);
+    weight_g = register_parameter("weight_g", g);
+  } else {
+    weight = register_parameter("weight", w);
+  }
+  if (options.bias) bias = register_parameter("bias", Tensor::zeros(Shape{out_channels}));
+}
+
+Var Conv2d::effective_weight() const { return has_weight_norm() ? weight_norm(weight_v, weight_g) : weight; }
+
+Var Conv2d::forward(const Var& x) {
+  check(x.defined(), "Conv2d: undefined input");
+  check(x.rank() == 4 && x.dim(1) == in_channels_, "Conv2d({} → {}, {}×{}): input must be [N, {}, H, W], got {}",
+        in_channels_, out_channels_, kernel_, kernel_, in_channels_, x.shape());
+  return conv2d(x, effective_weight(), bias, options_.stride, options_.padding);
+}
+
+void Conv2d::init_from_batch(const Var& x) {
+  check(has_weight_norm(), "Conv2d::init_from_batch: needs weight_norm (the layer has a plain weight)");
+  check(x.defined() && x.rank() == 4 && x.dim(1) == in_channels_,
+        "Conv2d::init_from_batch: input must be [N, {}, H, W], got {}", in_channels_,
+        x.defined() ? x.shape() : Shape{});
+  NoGradGuard no_grad;
+  // t = conv2d(x, v̂): the weight-normed convolution with every g_o = 1.
+  Var t = conv2d(x, weight_norm(weight_v, constant(Tensor::ones(Shape{out_channels_}))), Var(), options_.stride,
+                 options_.padding);
+  const int64_t n = t.dim(0), per = t.dim(2) * t.dim(3);
+  check(n * per > 0, "Conv2d::init_from_batch: the batch {} gives an empty output", x.shape());
+  const float* pt = t.value().data();
+  for (int64_t o = 0; o < out_channels_; ++o) {
+    double mean = 0.0, variance = 0.0;  // two passes in double over N × Ho × Wo
+    for (int64_t s = 0; s < n; ++s)
+      for (int64_t q = 0; q < per; ++q) mean += pt[(s * out_channels_ + o) * per + q];
+    mean /= static_cast<double>(n * per);
+    for (int64_t s = 0; s < n; ++s)
+      for (int64_t q = 0; q < per; ++q) {
+        const double centred = pt[(s * out_channels_ + o) * per + q] - mean;
+        variance += centred * centred;
+      }
+    variance /= static_cast<double>(n * per);
+    const double scale = 1.0 / std::sqrt(variance + 1e-10);
+    weight_g.value().data()[o] = static_cast<float>(scale);
+    if (bias.defined()) bias.value().data()[o] = static_cast<float>(-mean * scale);
+  }
+}
+
+MaxPool2d::MaxPool2d(int64_t kernel, int64_t stride) : kernel_(kernel), stride_(stride) {
+  check(kernel >= 1 && stride >= 1, "MaxPool2d: kernel and stride must be ≥ 1, got {} and {}", kernel, stride);
+}
+
+Var MaxPool2d::forward(const Var& x) { return max_pool2d(x, kernel_, stride_); }
+
+Var GlobalAvgPool::forward(const Var& x) { return global_avg_pool(x); }
+
+}  // namespace rg

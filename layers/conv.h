@@ -1,0 +1,76 @@
+#pragma once
+// Conv2d (optionally weight-normalized) and the pooling modules.
+//
+//   y = conv2d(x, W, b)      x [N, C, H, W], W [O, C, k, k] (PyTorch's layout), b [O]
+//
+// With weight_norm on, W_o = g_o · v_o / ‖v_o‖ for each output channel o, the
+// norm taken over the whole filter [C, k, k] (Salimans & Kingma 2016, the
+// fused op in autograd/weight_norm.h). v starts from options.init and g from
+// ‖v_o‖, so W starts where the plain layer would. init_from_batch is the
+// data-dependent init of Salimans' CIFAR code, per output CHANNEL:
+//
+//   t = conv2d(x, v̂)         v̂_o = v_o / ‖v_o‖, no bias
+//   μ_o, σ_o² = mean and (biased) variance of t[:, o] over N × Ho × Wo
+//   g_o ← 1 / sqrt(σ_o² + 1e-10),   b_o ← −μ_o · g_o
+//
+// Parameter names: "weight", "bias"; with weight norm "weight_v", "weight_g"
+// ([O]) and "bias".
+#include <cstdint>
+
+#include "core/random.h"
+#include "layers/init.h"
+#include "layers/module.h"
+
+namespace rg {
+
+struct Conv2dOptions {
+  int64_t stride = 1;
+  int64_t padding = 0;
+  bool bias = true;         // b starts at 0
+  bool weight_norm = false;
+  WeightInit init = {};     // of W, or of v under weight norm
+};
+
+class Conv2d : public Module {
+ public:
+  Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, Generator& gen, const Conv2dOptions& options = {});
+
+  Var forward(const Var& x);  // [N, C, H, W] → [N, O, Ho, Wo]
+  Var operator()(const Var& x) { return forward(x); }
+
+  Var effective_weight() const;  // `weight`, or weight_norm(weight_v, weight_g)
+  // Salimans & Kingma's data-dependent init from a batch (see above). Needs
+  // weight_norm; records nothing on the tape.
+  void init_from_batch(const Var& x);
+
+  int64_t in_channels() const { return in_channels_; }
+  int64_t out_channels() const { return out_channels_; }
+  bool has_weight_norm() const { return weight_v.defined(); }
+
+  Var weight;              // [O, C, k, k]; undefined under weight norm
+  Var weight_v, weight_g;  // [O, C, k, k] and [O]; defined only under weight norm
+  Var bias;                // [O]; undefined without bias
+
+ private:
+  int64_t in_channels_, out_channels_, kernel_;
+  Conv2dOptions options_;
+};
+
+class MaxPool2d : public Module {
+ public:
+  MaxPool2d(int64_t kernel, int64_t stride);
+  Var forward(const Var& x);
+  Var operator()(const Var& x) { return forward(x); }
+
+ private:
+  int64_t kernel_, stride_;
+};
+
+// [N, C, H, W] → [N, C], the mean over H×W.
+class GlobalAvgPool : public Module {
+ public:
+  Var forward(const Var& x);
+  Var operator()(const Var& x) { return forward(x); }
+};
+
+}  // namespace rg

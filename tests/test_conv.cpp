@@ -1,0 +1,165 @@
+// Convolution and pooling: values and every gradient against PyTorch
+// (tests/reference/make_conv_refs.py), gradient checks, the weight-normed
+// Conv2d and its data-dependent init, and the error messages.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+#include "rmsgrad.h"
+#include "test_util.h"
+
+using namespace rg;
+
+namespace {
+
+// float32 sums of at most a few hundred O(1) products: the rounding error is
+// a few ulp times √terms, well under 1e-5 relative to the larger terms; 1e-4
+// absolute plus 1e-4 relative leaves room for cancellation in small results.
+constexpr float kAtol = 1e-4f, kRtol = 1e-4f;
+
+Var run_case(const nlohmann::json& c, const Var& x, std::vector<std::pair<std::string, Var>>& params) {
+  const std::string kind = c["kind"];
+  if (kind == "max_pool2d") return max_pool2d(x, c["kernel"].get<int64_t>(), c["stride"].get<int64_t>());
+  if (kind == "global_avg_pool") return global_avg_pool(x);
+  auto find = [&](const char* name) {
+    for (auto& [n, v] : params)
+      if (n == name) return v;
+    return Var();
+  };
+  Var weight = c["weight_norm"].get<bool>() ? weight_norm(find("weight_v"), find("weight_g")) : find("weight");
+  return conv2d(x, weight, find("bias"), c["stride"].get<int64_t>(), c["padding"].get<int64_t>());
+}
+
+}  // namespace
+
+TEST_CASE("conv2d, max_pool2d and global_avg_pool match PyTorch, values and gradients") {
+  nlohmann::json ref = test::load_reference("conv.json");
+  REQUIRE(ref["cases"].size() >= 9);
+  for (const auto& c : ref["cases"]) {
+    const std::string name = c["name"];
+    CAPTURE(name);
+    for (int threads : {1, 2}) {
+      CAPTURE(threads);
+      set_num_threads(threads);
+      Var x = parameter(test::tensor_from_json(c["x"]));
+      std::vector<std::pair<std::string, Var>> params;
+      for (const auto& [n, p] : c["params"].items()) params.emplace_back(n, parameter(test::tensor_from_json(p)));
+      Var y = run_case(c, x, params);
+      tape().backward(y, test::tensor_from_json(c["projection"]));  // L = Σ y ⊙ r
+      test::all_close(y.value(), test::tensor_from_json(c["output"]), kAtol, kRtol, name + " output");
+      test::all_close(x.grad(), test::tensor_from_json(c["grad_x"]), kAtol, kRtol, name + " grad x");
+      for (auto& [n, p] : params)
+        test::all_close(p.grad(), test::tensor_from_json(c["grad_params"][n]), kAtol, kRtol, name + " grad " + n);
+      tape().clear();
+    }
+  }
+  set_num_threads(2);
+}
+
+TEST_CASE("conv2d passes gradient checks: kernels 1 and 3, strides 1 and 2, padding 0 and 1, odd sizes") {
+  Generator gen(11);
+  struct Case {
+    int64_t n, c, h, w, o, k, stride, pad;
+    bool bias;
+  };
+  for (const Case& k : {Case{2, 3, 5, 4, 2, 3, 1, 1, true}, Case{1, 2, 6, 5, 3, 3, 2, 0, false},
+                        Case{2, 3, 3, 5, 4, 1, 1, 0, true}, Case{2, 2, 5, 5, 2, 3, 2, 1, true},
+                        Case{3, 4, 2, 3, 2, 1, 2, 0, false}}) {
+    CAPTURE(k.k);
+    CAPTURE(k.stride);
+    CAPTURE(k.pad);
+    std::vector<Tensor> inputs = {normal(Shape{k.n, k.c, k.h, k.w}, 0.0f, 1.0f, gen),
+                                  normal(Shape{k.o, k.c, k.k, k.k}, 0.0f, 0.5f, gen)};
+    if (k.bias) inputs.push_back(normal(Shape{k.o}, 0.0f, 0.5f, gen));
+    GradCheckResult r = gradcheck(
+        [&](const std::vector<Var>& v) { return conv2d(v[0], v[1], k.bias ? v[2] : Var(), k.stride, k.pad); }, inputs);
+    CHECK_MESSAGE(r.ok, r.report);
+  }
+}
+
+TEST_CASE("pooling passes gradient checks") {
+  Generator gen(12);
+  // Values spaced 1/48 apart in random order: every window's maximum leads the
+  // runner-up by far more than the step h = 1e-3, so no finite difference
+  // crosses a kink.
+  std::vector<float> spaced(48);
+  for (int i = 0; i < 48; ++i) spaced[i] = static_cast<float>(i) / 48.0f;
+  for (int i = 47; i > 0; --i) std::swap(spaced[i], spaced[gen.randint(i + 1)]);
+  Tensor x = Tensor::from(Shape{2, 2, 4, 3}, spaced);
+  GradCheckResult max_r = gradcheck([](const std::vector<Var>& v) { return max_pool2d(v[0], 2, 1); }, {x});
+  CHECK_MESSAGE(max_r.ok, max_r.report);
+  GradCheckResult avg_r = gradcheck([](const std::vector<Var>& v) { return global_avg_pool(v[0]); },
+                                    {normal(Shape{2, 3, 3, 5}, 0.0f, 1.0f, gen)});
+  CHECK_MESSAGE(avg_r.ok, avg_r.report);
+}
+
+TEST_CASE("Conv2d: parameter names, weight norm starting at the plain weight, gradient check") {
+  Generator gen(13);
+  Conv2d plain(3, 4, 3, gen, Conv2dOptions{.padding = 1});
+  Conv2d normed(3, 4, 3, gen, Conv2dOptions{.padding = 1, .bias = false, .weight_norm = true});
+  std::vector<std::string> names;
+  for (const auto& [n, p] : plain.named_parameters()) names.push_back(n);
+  CHECK(names == std::vector<std::string>{"weight", "bias"});
+  names.clear();
+  for (const auto& [n, p] : normed.named_parameters()) names.push_back(n);
+  CHECK(names == std::vector<std::string>{"weight_v", "weight_g"});
+  // W = g v/‖v‖ with g = ‖v‖ is v itself.
+  CHECK(max_abs_diff(normed.effective_weight().value(), normed.weight_v.value()) < 1e-6f);
+  Var y = normed(constant(normal(Shape{2, 3, 5, 5}, 0.0f, 1.0f, gen)));
+  CHECK(y.shape() == Shape{2, 4, 5, 5});
+  tape().clear();
+
+  GradCheckResult r = gradcheck(
+      [](const std::vector<Var>& v) { return conv2d(v[0], weight_norm(v[1], v[2]), v[3], 1, 1); },
+      {normal(Shape{2, 2, 4, 4}, 0.0f, 1.0f, gen), normal(Shape{3, 2, 3, 3}, 0.0f, 0.5f, gen),
+       uniform(Shape{3}, 0.5f, 1.5f, gen), normal(Shape{3}, 0.0f, 0.5f, gen)});
+  CHECK_MESSAGE(r.ok, r.report);
+}
+
+TEST_CASE("Conv2d's data-dependent init gives each channel mean 0 and variance 1 on the batch") {
+  Generator gen(14);
+  Conv2d conv(3, 5, 3, gen,
+              Conv2dOptions{.padding = 1, .weight_norm = true, .init = WeightInit{WeightInitKind::Normal, 0.05f}});
+  Var x = constant(normal(Shape{6, 3, 7, 7}, 0.5f, 2.0f, gen));  // off-centre, not unit scale
+  conv.init_from_batch(x);
+  NoGradGuard no_grad;
+  Tensor y = conv(x).value();
+  const int64_t per = 7 * 7;
+  for (int64_t o = 0; o < 5; ++o) {
+    double s = 0.0, sq = 0.0;
+    for (int64_t n = 0; n < 6; ++n)
+      for (int64_t q = 0; q < per; ++q) {
+        const double v = y.data()[(n * 5 + o) * per + q];
+        s += v;
+        sq += v * v;
+      }
+    const double count = 6.0 * per, mean = s / count;
+    CHECK(std::fabs(mean) < 1e-4);                      // float32 rounding of O(1) values
+    CHECK(std::fabs(sq / count - mean * mean - 1.0) < 1e-3);
+  }
+  Conv2d plain(3, 5, 3, gen);
+  CHECK_THROWS_WITH_AS(plain.init_from_batch(x), doctest::Contains("needs weight_norm"), Error);
+}
+
+TEST_CASE("conv and pooling errors name the op and the shapes") {
+  Var x = constant(Tensor::zeros(Shape{2, 3, 5, 5}));
+  CHECK_THROWS_WITH_AS(conv2d(x, constant(Tensor::zeros(Shape{4, 2, 3, 3})), Var()),
+                       doctest::Contains("conv2d: input [2, 3, 5, 5] has 3 channels but weight [4, 2, 3, 3]"), Error);
+  CHECK_THROWS_WITH_AS(conv2d(constant(Tensor::zeros(Shape{3, 5, 5})), constant(Tensor::zeros(Shape{4, 3, 3, 3})),
+                              Var()),
+                       doctest::Contains("conv2d: input must be [N, C, H, W], got [3, 5, 5]"), Error);
+  CHECK_THROWS_WITH_AS(conv2d(x, constant(Tensor::zeros(Shape{4, 3, 7, 7})), Var()),
+                       doctest::Contains("larger than the padded input"), Error);
+  CHECK_THROWS_WITH_AS(conv2d(x, constant(Tensor::zeros(Shape{4, 3, 3, 3})), constant(Tensor::zeros(Shape{3}))),
+                       doctest::Contains("conv2d: bias [3] must be [4]"), Error);
+  CHECK_THROWS_WITH_AS(conv2d(x, constant(Tensor::zeros(Shape{4, 3, 3, 3})), Var(), 0), doctest::Contains("stride"),
+                       Error);
+  CHECK_THROWS_WITH_AS(max_pool2d(x, 6, 1), doctest::Contains("max_pool2d: kernel 6 is larger than the input"), Error);
+  CHECK_THROWS_WITH_AS(global_avg_pool(constant(Tensor::zeros(Shape{2, 3}))),
+                       doctest::Contains("global_avg_pool: input must be [N, C, H, W], got [2, 3]"), Error);
+  Generator gen(1);
+  Conv2d conv(3, 4, 3, gen);
+  CHECK_THROWS_WITH_AS(conv(constant(Tensor::zeros(Shape{2, 5, 8, 8}))), doctest::Contains("Conv2d(3 → 4, 3×3)"),
+                       Error);
+}
