@@ -1,0 +1,267 @@
+// The CIFAR-10 experiment: readers (binary batches, image folders, the real
+// data in ../shared/data when present), ZCA whitening, the ConvPool-CNN-C
+// model with every norm, and the cifar10 driver end to end (training smoke
+// test, exact resume, clear errors).
+#include <doctest/doctest.h>
+#include <stb/stb_image_write.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/error.h"
+#include "experiments/cifar10/cifar_data.h"
+#include "experiments/cifar10/zca.h"
+#include "models/convpool_cnn.h"
+#include "rmsgrad.h"
+
+using namespace rg;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& tag)
+      : path(fs::temp_directory_path() / ("rg_cifar_" + tag + "_" + std::to_string(::getpid()))) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+// Record i: label i % 10, pixel p = (i + p) % 256.
+void write_records(const fs::path& file, int count, int extra_bytes = 0) {
+  std::ofstream out(file, std::ios::binary);
+  for (int i = 0; i < count; ++i) {
+    out.put(static_cast<char>(i % 10));
+    for (int p = 0; p < cifar::kPixels; ++p) out.put(static_cast<char>((i + p) % 256));
+  }
+  for (int i = 0; i < extra_bytes; ++i) out.put(0);
+}
+
+// Runs the driver; returns its exit code and leaves stdout+stderr in `output`.
+int run_driver(const std::string& args, const fs::path& dir, std::string& output) {
+  const fs::path log = dir / "driver_output.txt";
+  const std::string command = std::string(RG_CIFAR10_BIN) + " " + args + " > " + log.string() + " 2>&1";
+  const int status = std::system(command.c_str());
+  std::ifstream in(log);
+  std::stringstream text;
+  text << in.rdbuf();
+  output = text.str();
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::vector<nlohmann::json> metric_lines(const fs::path& run, const std::string& split) {
+  std::vector<nlohmann::json> lines;
+  std::ifstream in(run / "metrics.jsonl");
+  for (std::string text; std::getline(in, text);) {
+    nlohmann::json j = nlohmann::json::parse(text);
+    if (j["split"] == split) lines.push_back(j);
+  }
+  return lines;
+}
+
+}  // namespace
+
+TEST_CASE("binary batches: records read back; a size that is not a multiple of 3073 names the file and sizes") {
+  TempDir tmp("binary");
+  write_records(tmp.path / "data_batch_1.bin", 3);
+  cifar::ImageSet set = cifar::read_binary_batches({(tmp.path / "data_batch_1.bin").string()});
+  REQUIRE(set.size() == 3);
+  CHECK(set.labels == std::vector<int32_t>{0, 1, 2});
+  CHECK(set.images.at({2, 0, 0, 0}) == 2.0f);        // record 2, pixel 0
+  CHECK(set.images.at({1, 1, 0, 0}) == static_cast<float>((1 + 1024) % 256));  // record 1, green plane
+  const std::string bad = (tmp.path / "bad.bin").string();
+  write_records(bad, 2, 5);
+  std::string message;
+  try {
+    cifar::read_binary_batches({bad});
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  CHECK(message.find("bad.bin") != std::string::npos);
+  CHECK(message.find("6151") != std::string::npos);  // 2 records and 5 stray bytes
+  CHECK(message.find("3073") != std::string::npos);
+}
+
+TEST_CASE("image folders: classes sorted by name, pixels as channel planes") {
+  TempDir tmp("folder");
+  const char* classes[] = {"truck", "airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship"};
+  for (int c = 0; c < 10; ++c) {
+    fs::create_directories(tmp.path / "train" / classes[c]);
+    std::vector<unsigned char> rgb(32 * 32 * 3);
+    for (size_t p = 0; p < rgb.size(); ++p) rgb[p] = static_cast<unsigned char>((p + 7 * c) % 251);
+    const std::string file = (tmp.path / "train" / classes[c] / "0000.png").string();
+    REQUIRE(stbi_write_png(file.c_str(), 32, 32, 3, rgb.data(), 32 * 3) != 0);
+  }
+  cifar::ImageSet set = cifar::read_image_folder(tmp.path.string(), "train");
+  REQUIRE(set.size() == 10);
+  CHECK(set.labels == std::vector<int32_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  // Label 9 is "truck", written with c = 0: interleaved RGB (p = 3·pixel + ch)
+  // becomes plane ch at pixel.
+  CHECK(set.images.at({9, 0, 0, 1}) == static_cast<float>(3 % 251));
+  CHECK(set.images.at({9, 2, 0, 1}) == static_cast<float>(5 % 251));
+  CHECK(set.images.at({0, 1, 0, 0}) == static_cast<float>((1 + 7) % 251));  // airplane, c = 1, green
+  CHECK_THROWS_WITH_AS(cifar::read_image_folder((tmp.path / "nothing").string(), "train"),
+                       doctest::Contains("nothing"), Error);
+  fs::remove_all(tmp.path / "train" / "ship");
+  CHECK_THROWS_WITH_AS(cifar::read_image_folder(tmp.path.string(), "train"), doctest::Contains("9 class folders"),
+                       Error);
+}
+
+TEST_CASE("synthetic images: deterministic by seed, every class present") {
+  cifar::ImageSet a = cifar::synthetic(200, 3), b = cifar::synthetic(200, 3), c = cifar::synthetic(200, 4);
+  CHECK(max_abs_diff(a.images, b.images) == 0.0f);
+  CHECK(a.labels == b.labels);
+  CHECK(max_abs_diff(a.images, c.images) > 0.0f);
+  std::vector<int> counts(10, 0);
+  for (int32_t label : a.labels) counts.at(label)++;
+  for (int n : counts) CHECK(n > 0);
+}
+
+TEST_CASE("the real CIFAR-10 binary prefixes in ../shared/data, when present") {
+  const fs::path dir = fs::path(RG_SHARED_DATA_DIR) / "cifar10" / "cifar-10-batches-bin-prefix";
+  if (!fs::exists(dir / "data_batch_1.bin")) {
+    MESSAGE("skipped: " << dir.string() << " does not exist (a fresh clone without ../shared/data)");
+    return;
+  }
+  cifar::ImageSet set = cifar::read_binary_batches({(dir / "data_batch_1.bin").string()});
+  CHECK(set.size() == 1102);
+  std::ifstream labels(fs::path(RG_SHARED_DATA_DIR) / "cifar10" / "labels" / "data_batch_1.labels", std::ios::binary);
+  for (int64_t i = 0; i < set.size(); ++i) CHECK(set.labels[i] == labels.get());
+}
+
+TEST_CASE("ZCA whitening: the whitened training rows have identity covariance") {
+  // Correlated data: x = z A with z ~ N(0, I), D = 12.
+  const int64_t n = 2000, d = 12;
+  Generator gen(5);
+  Tensor z = normal(Shape{n, d}, 0.0f, 1.0f, gen), a = normal(Shape{d, d}, 0.0f, 1.0f, gen);
+  Tensor rows = Tensor::zeros(Shape{n, d});
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t k = 0; k < d; ++k)
+      for (int64_t j = 0; j < d; ++j) rows.data()[i * d + j] += z.data()[i * d + k] * a.data()[k * d + j] + 3.0f;
+  cifar::Zca zca = cifar::fit_zca(rows);
+  for (int64_t i = 0; i < d; ++i)
+    for (int64_t j = 0; j < d; ++j) CHECK(zca.transform.at({i, j}) == doctest::Approx(zca.transform.at({j, i})));
+  cifar::apply_zca(zca, rows);
+  // Covariance of the result: I up to reg/λ (λ ≳ 0.01 here, so ≤ 1e-3) and
+  // float32 rounding of the products (≈1e-6 relative); 2e-3 bounds both.
+  for (int64_t i = 0; i < d; ++i)
+    for (int64_t j = 0; j < d; ++j) {
+      double c = 0.0;
+      for (int64_t r = 0; r < n; ++r) c += static_cast<double>(rows.data()[r * d + i]) * rows.data()[r * d + j];
+      CHECK(std::fabs(c / n - (i == j ? 1.0 : 0.0)) <= 2e-3);
+    }
+}
+
+TEST_CASE("ConvPool-CNN-C: every norm gives logits; biases dropped where a norm has its own") {
+  Generator data_gen(1);
+  Tensor images = normal(Shape{4, 3, 32, 32}, 0.0f, 1.0f, data_gen);
+  for (const char* name : {"none", "layernorm", "rmsnorm", "prmsnorm", "l2norm", "batchnorm", "weightnorm"}) {
+    CAPTURE(name);
+    ConvPoolCnnOptions options;
+    options.norm.kind = parse_norm_kind(name);
+    options.norm.p = 0.125f;
+    options.width = 0.125;
+    Generator init(2), noise(3);
+    ConvPoolCnnC model(options, init, noise);
+    if (options.norm.kind == NormKind::WeightNorm) model.init_weight_norm(images);
+    Var logits = model(constant(images));
+    CHECK(logits.shape() == Shape{4, 10});
+    Var loss = cross_entropy(logits, Indices({0, 1, 2, 3}));
+    loss.backward();
+    CHECK(std::isfinite(loss.item()));
+    bool has_conv_bias = false;
+    for (const auto& [n, p] : model.named_parameters()) {
+      has_conv_bias |= n == "conv1.bias";
+      CHECK_MESSAGE(p.has_grad(), n << " got no gradient");
+    }
+    const bool keeps_bias = options.norm.kind == NormKind::None || options.norm.kind == NormKind::WeightNorm;
+    CHECK(has_conv_bias == keeps_bias);
+    tape().clear();
+  }
+}
+
+TEST_CASE("weightnorm's data-dependent init whitens the first layer's output on the batch") {
+  Generator data_gen(1);
+  Tensor images = normal(Shape{16, 3, 32, 32}, 0.0f, 1.0f, data_gen);
+  ConvPoolCnnOptions options;
+  options.norm.kind = NormKind::WeightNorm;
+  options.width = 0.125;
+  Generator init(2), noise(3);
+  ConvPoolCnnC model(options, init, noise);
+  model.init_weight_norm(images);
+  NoGradGuard no_grad;
+  // conv1 is the first submodule after the noise: find it by name.
+  Var g, v, b;
+  for (const auto& [n, p] : model.named_parameters()) {
+    if (n == "conv1.weight_v") v = p;
+    if (n == "conv1.weight_g") g = p;
+    if (n == "conv1.bias") b = p;
+  }
+  REQUIRE((g.defined() && v.defined() && b.defined()));
+  Var y = conv2d(constant(images), weight_norm(v, g), b, 1, 1);  // [16, 12, 32, 32]
+  const int64_t channels = y.dim(1), per = y.dim(2) * y.dim(3);
+  for (int64_t c = 0; c < channels; ++c) {
+    double s = 0.0, sq = 0.0;
+    for (int64_t i = 0; i < y.dim(0); ++i)
+      for (int64_t k = 0; k < per; ++k) {
+        const double x = y.value().data()[(i * channels + c) * per + k];
+        s += x;
+        sq += x * x;
+      }
+    const double count = static_cast<double>(y.dim(0) * per), mean = s / count;
+    CHECK(mean == doctest::Approx(0.0).scale(1).epsilon(1e-4));
+    CHECK(sq / count - mean * mean == doctest::Approx(1.0).epsilon(1e-3));
+  }
+}
+
+TEST_CASE("cifar10 driver: training lowers the loss, and --resume repeats the losses bit for bit") {
+  TempDir tmp("driver");
+  const std::string common = "--norm rmsnorm --width 0.125 --train-size 200 --valid-size 100 --batch 50 --zca false "
+                             "--threads 1 --log-every 1 --seed 4 --steps 12";
+  std::string output;
+  const fs::path straight = tmp.path / "straight", resumed = tmp.path / "resumed";
+  REQUIRE_MESSAGE(run_driver(common + " --out " + straight.string(), tmp.path, output) == 0, output);
+  std::vector<nlohmann::json> train = metric_lines(straight, "train"), valid = metric_lines(straight, "valid");
+  REQUIRE(train.size() == 12);
+  REQUIRE(valid.size() == 4);  // step 0 and the end of each of the 3 epochs (4 steps each)
+  for (const auto& line : train) CHECK(line["sec_per_1k_steps"].is_number());
+  CHECK(valid.back()["error_pct"].is_number());
+  double first = 0.0, last = 0.0;
+  for (int i = 0; i < 4; ++i) first += train[i]["loss"].get<double>(), last += train[8 + i]["loss"].get<double>();
+  CHECK(last < first);  // the last epoch's mean loss is below the first's
+
+  // Interrupted after step 6 (the checkpoint is from step 4), then resumed.
+  REQUIRE_MESSAGE(run_driver(common + " --stop-after 6 --out " + resumed.string(), tmp.path, output) == 0, output);
+  REQUIRE_MESSAGE(run_driver(common + " --resume --out " + resumed.string(), tmp.path, output) == 0, output);
+  std::vector<nlohmann::json> again = metric_lines(resumed, "train");
+  REQUIRE(again.size() == train.size());
+  for (size_t i = 0; i < train.size(); ++i) {
+    CHECK(again[i]["step"] == train[i]["step"]);
+    CHECK_MESSAGE(again[i]["loss"].get<double>() == train[i]["loss"].get<double>(), "step " << i + 1);
+  }
+  std::vector<nlohmann::json> valid_again = metric_lines(resumed, "valid");
+  REQUIRE(valid_again.size() == valid.size());
+  CHECK(valid_again.back()["error_pct"] == valid.back()["error_pct"]);
+}
+
+TEST_CASE("cifar10 driver: bad input is one clear error and a non-zero exit") {
+  TempDir tmp("errors");
+  std::string output;
+  CHECK(run_driver("--data " + (tmp.path / "no-such-dir").string() + " --out " + (tmp.path / "r").string(), tmp.path,
+                   output) == 1);
+  CHECK(output.find("no-such-dir") != std::string::npos);
+  CHECK(output.find("does not exist") != std::string::npos);
+  CHECK(run_driver("--no-such-flag", tmp.path, output) == 2);
+  CHECK(output.find("--no-such-flag") != std::string::npos);
+  CHECK(run_driver("--norm groupnorm", tmp.path, output) == 2);
+  write_records(tmp.path / "data_batch_1.bin", 2, 1);
+  CHECK(run_driver("--data " + tmp.path.string() + " --out " + (tmp.path / "r2").string(), tmp.path, output) == 1);
+  CHECK(output.find("3073") != std::string::npos);
+}
