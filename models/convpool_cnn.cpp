@@ -69,7 +69,12 @@ ConvPoolCnnC::ConvPoolCnnC(const ConvPoolCnnOptions& options, Generator& init_ge
   dense_options.weight_norm = weight_norm;
   dense_options.init = weight_norm ? WeightInit{WeightInitKind::Normal, 0.05f} : WeightInit{};
   dense_ = register_module("dense", std::make_shared<Linear>(c2, options.classes, init_gen, dense_options));
-  dense_norm_ = register_module("dense_norm", make_norm(norm, options.classes));
+  // pRMSNorm's partial RMS over 12.5% of 10 logits would be the magnitude of
+  // logit 0 alone, and 1/|x_0| is unbounded (at the start the loss is ~15 and
+  // training stalls); the output layer takes the RMS over all its units.
+  NormOptions dense_norm = norm;
+  if (dense_norm.kind == NormKind::PRMSNorm && partial_units(options.classes, norm.p) < 4) dense_norm.p = 1.0f;
+  dense_norm_ = register_module("dense_norm", make_norm(dense_norm, options.classes));
 }
 
 Var ConvPoolCnnC::block(const ConvBlock& b, const Var& x) {

@@ -17,6 +17,9 @@
 // RMSNorm, pRMSNorm and L2-Norm normalize each sample's channel map over H×W
 // with a gain and a bias per channel; BatchNorm normalizes each channel over
 // N×H×W; WeightNorm reparameterises every conv and the dense weight instead.
+// pRMSNorm takes its RMS from the first 12.5% of each row; for the 10 logits
+// that would be one unit, so the output layer falls back to the full RMS
+// whenever the partial size would be below 4.
 // A layer followed by a norm that has a bias of its own drops its own bias
 // (it would be cancelled or duplicated); with `none` and `weightnorm` every
 // layer keeps its bias.

@@ -223,7 +223,7 @@ TEST_CASE("weightnorm's data-dependent init whitens the first layer's output on 
 
 TEST_CASE("cifar10 driver: training lowers the loss, and --resume repeats the losses bit for bit") {
   TempDir tmp("driver");
-  const std::string common = "--norm rmsnorm --width 0.125 --train-size 200 --valid-size 100 --batch 50 --zca false "
+  const std::string common = "--norm rmsnorm --width 0.125 --train-size 200 --valid-size 100 --batch 50 --zca off "
                              "--threads 1 --log-every 1 --seed 4 --steps 12";
   std::string output;
   const fs::path straight = tmp.path / "straight", resumed = tmp.path / "resumed";
