@@ -117,9 +117,8 @@ int train(int argc, char** argv) {
   app.add_option("--data", cfg.data,
                  "a folder of data_batch_*.bin (test_batch.bin optional), or image folders train/<class>/*.jpg "
                  "(a folder or .tar.gz); empty: synthetic images");
-  app.add_option("--norm", cfg.norm, std::string(kNormNames))->check(CLI::IsMember({"none", "batchnorm", "weightnorm",
-                                                                                     "layernorm", "rmsnorm", "prmsnorm",
-                                                                                     "l2norm"}));
+  app.add_option("--norm", cfg.norm, "the normalization in every layer")
+      ->check(CLI::IsMember({"none", "batchnorm", "weightnorm", "layernorm", "rmsnorm", "prmsnorm", "l2norm"}));
   app.add_option("--p", cfg.p, "pRMSNorm's fraction of units")->check(CLI::Range(0.0f, 1.0f));
   app.add_option("--eps", cfg.eps, "ε of the norms (inside the square root)")->check(CLI::PositiveNumber);
   app.add_option("--width", cfg.width, "channel multiplier (1: 96 and 192 channels)")->check(CLI::PositiveNumber);

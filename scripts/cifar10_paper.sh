@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The paper's Table 10 and its error curves from one command: trains
+# ConvPool-CNN-C with every normalization into sibling run directories, then
+# prints the results table and draws training and validation error against
+# epochs, one line per norm.
+#
+#   scripts/cifar10_paper.sh OUT [cifar10 flags ...]
+#   scripts/cifar10_paper.sh runs/cifar10 --data ../shared/data/cifar10/cifar10-train-jpeg.tar.gz --width 0.5 --epochs 5
+#
+# NORMS="rmsnorm layernorm" overrides the list. A run whose directory already
+# holds a finished run (a checkpoint at its last step) is resumed, so an
+# interrupted sweep continues where it stopped. The figure needs Debian's
+# python3-matplotlib (installed when missing).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ $# -lt 1 ] || [[ "$1" == -* ]]; then
+  echo "usage: scripts/cifar10_paper.sh OUT [cifar10 flags ...]" >&2
+  exit 2
+fi
+out=$1
+shift
+norms=${NORMS:-"none layernorm rmsnorm prmsnorm batchnorm weightnorm"}
+scripts/build.sh cifar10 paper_table
+for norm in $norms; do
+  echo "== cifar10 --norm $norm"
+  resume=()
+  [ -f "$out/$norm/checkpoint.safetensors" ] && resume=(--resume)
+  build/bin/cifar10 --norm "$norm" --out "$out/$norm" "${resume[@]}" "$@"
+done
+echo
+build/bin/paper_table "$out" --metric error_pct --split valid,test --time epoch | tee "$out/table.md"
+scripts/deps.sh python3-matplotlib
+/usr/bin/python3 scripts/plot_curves.py "$out" --metric error_pct --split train,valid --x epoch \
+  -o "$out/error_curves.png"
+echo "table: $out/table.md, figure: $out/error_curves.png"
