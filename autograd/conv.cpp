@@ -18,11 +18,16 @@
 //   db [O]    += Σ_p dy [O, p]
 //   dcol [K, P] = Wᵀ [K, O] · dy [O, P],   dx += col2im(dcol)
 //
-// A 1×1 convolution with stride 1 and no padding needs no unfolding: col is
-// the sample itself, [C, H·W]. Nothing but the inputs is saved for backward;
-// col is rebuilt there (cheaper in memory than keeping N of them).
+// Small maps (the 6×6 layers at the top of ConvPool-CNN-C) make P too narrow
+// for a GEMM to run at speed, so G samples are unfolded side by side into one
+// col [K, G·P] and multiplied at once; y and dy are then scattered/gathered
+// between [G, O, P] and [O, G·P]. G is chosen so that G·P ≥ kGroupColumns.
 //
-// Samples run in parallel, each thread with its own col buffer and its own
+// A 1×1 convolution with stride 1 and no padding on a large map needs no
+// unfolding: col is the sample itself, [C, H·W]. Nothing but the inputs is
+// saved for backward; col is rebuilt there (cheaper in memory than keeping N).
+//
+// Samples run in parallel, each thread with its own buffers and its own
 // partial dW and db, summed at the end; BLAS runs single-threaded inside.
 #include <algorithm>
 #include <cstring>
@@ -38,6 +43,10 @@ namespace rg {
 
 namespace {
 
+// Columns per GEMM below which samples are grouped (measured on the
+// ConvPool-CNN-C shapes: 6×6 maps gain ~2×, maps of 16×16 and up gain nothing).
+constexpr int64_t kGroupColumns = 256;
+
 struct ConvGeometry {
   int64_t n, c, h, w;      // input
   int64_t o, kh, kw;       // weight
@@ -45,15 +54,26 @@ struct ConvGeometry {
   int64_t ho, wo;          // output
   int64_t k() const { return c * kh * kw; }
   int64_t p() const { return ho * wo; }
-  bool direct() const { return kh == 1 && kw == 1 && stride == 1 && pad == 0; }  // col = x
+  int64_t in_size() const { return c * h * w; }
+  int64_t out_size() const { return o * p(); }
+  bool pointwise() const { return kh == 1 && kw == 1 && stride == 1 && pad == 0; }  // col = x
+  // Samples per GEMM: enough for kGroupColumns columns, at most `available`.
+  int64_t group(int64_t available) const {
+    return std::clamp((kGroupColumns + p() - 1) / p(), int64_t{1}, available);
+  }
 };
 
-// x [C, H, W] → col [K, P] (see above).
-void im2col(const float* x, float* col, const ConvGeometry& g) {
+// x [C, H, W] → col [K, P] (see above), whose rows are `ld` floats apart (ld ≥ P
+// when several samples share one col).
+void im2col(const float* x, float* col, int64_t ld, const ConvGeometry& g) {
+  if (g.pointwise()) {
+    for (int64_t c = 0; c < g.c; ++c) std::memcpy(col + c * ld, x + c * g.p(), sizeof(float) * g.p());
+    return;
+  }
   for (int64_t c = 0; c < g.c; ++c)
     for (int64_t i = 0; i < g.kh; ++i)
       for (int64_t j = 0; j < g.kw; ++j) {
-        float* row = col + ((c * g.kh + i) * g.kw + j) * g.p();
+        float* row = col + ((c * g.kh + i) * g.kw + j) * ld;
         for (int64_t oh = 0; oh < g.ho; ++oh) {
           float* out = row + oh * g.wo;
           const int64_t ih = oh * g.stride - g.pad + i;
@@ -70,12 +90,21 @@ void im2col(const float* x, float* col, const ConvGeometry& g) {
       }
 }
 
-// The adjoint of im2col: dx [C, H, W] += fold(dcol [K, P]).
-void col2im_add(const float* dcol, float* dx, const ConvGeometry& g) {
+// The adjoint of im2col: dx [C, H, W] += fold(dcol [K, P]), rows `ld` apart.
+void col2im_add(const float* dcol, int64_t ld, float* dx, const ConvGeometry& g) {
+  if (g.pointwise()) {
+    for (int64_t c = 0; c < g.c; ++c) {
+      const float* in = dcol + c * ld;
+      float* out = dx + c * g.p();
+#pragma omp simd
+      for (int64_t q = 0; q < g.p(); ++q) out[q] += in[q];
+    }
+    return;
+  }
   for (int64_t c = 0; c < g.c; ++c)
     for (int64_t i = 0; i < g.kh; ++i)
       for (int64_t j = 0; j < g.kw; ++j) {
-        const float* row = dcol + ((c * g.kh + i) * g.kw + j) * g.p();
+        const float* row = dcol + ((c * g.kh + i) * g.kw + j) * ld;
         for (int64_t oh = 0; oh < g.ho; ++oh) {
           const int64_t ih = oh * g.stride - g.pad + i;
           if (ih < 0 || ih >= g.h) continue;
@@ -89,30 +118,46 @@ void col2im_add(const float* dcol, float* dx, const ConvGeometry& g) {
       }
 }
 
+// Samples [s, s + count) of x unfolded side by side: col [K, count·P]. A single
+// pointwise sample is its own col, with no copy.
+const float* unfold_group(const float* x, int64_t s, int64_t count, std::vector<float>& col, const ConvGeometry& g) {
+  const float* first = x + s * g.in_size();
+  if (count == 1 && g.pointwise()) return first;
+  col.resize(g.k() * count * g.p());
+  for (int64_t i = 0; i < count; ++i) im2col(first + i * g.in_size(), col.data() + i * g.p(), count * g.p(), g);
+  return col.data();
+}
+
 // y [N, O, P] = W · col(x_n) + b for every sample.
 void conv2d_forward(const float* x, const float* weight, const float* bias, float* y, const ConvGeometry& g) {
-  const int64_t in_size = g.c * g.h * g.w, out_size = g.o * g.p();
   // OpenBLAS's thread count is global: set it to 1 before the parallel region
   // and restore it after, so no thread restores it while another is in a GEMM.
   std::optional<BlasSerialScope> serial_blas;
   if (chunk_count(g.n, 1) > 1) serial_blas.emplace();
   parallel_for_chunks(g.n, 1, [&](int64_t, int64_t lo, int64_t hi) {
-    std::vector<float> col(g.direct() ? 0 : g.k() * g.p());
-    for (int64_t s = lo; s < hi; ++s) {
-      const float* cols = x + s * in_size;
-      if (!g.direct()) {
-        im2col(cols, col.data(), g);
-        cols = col.data();
+    std::vector<float> col, wide;  // wide: the group's y as [O, G·P]
+    for (int64_t s = lo; s < hi;) {
+      const int64_t count = g.group(hi - s), columns = count * g.p();
+      const float* cols = unfold_group(x, s, count, col, g);
+      float* ys = y + s * g.out_size();
+      if (count == 1) {
+        gemm(false, false, g.o, g.p(), g.k(), 1.0f, weight, cols, 0.0f, ys);
+      } else {
+        wide.resize(g.o * columns);
+        gemm(false, false, g.o, columns, g.k(), 1.0f, weight, cols, 0.0f, wide.data());
+        for (int64_t i = 0; i < count; ++i)
+          for (int64_t o = 0; o < g.o; ++o)
+            std::memcpy(ys + i * g.out_size() + o * g.p(), wide.data() + o * columns + i * g.p(), sizeof(float) * g.p());
       }
-      float* ys = y + s * out_size;
-      gemm(false, false, g.o, g.p(), g.k(), 1.0f, weight, cols, 0.0f, ys);
       if (bias)
-        for (int64_t o = 0; o < g.o; ++o) {
-          float* row = ys + o * g.p();
-          const float b = bias[o];
+        for (int64_t i = 0; i < count; ++i)
+          for (int64_t o = 0; o < g.o; ++o) {
+            float* row = ys + i * g.out_size() + o * g.p();
+            const float b = bias[o];
 #pragma omp simd
-          for (int64_t q = 0; q < g.p(); ++q) row[q] += b;
-        }
+            for (int64_t q = 0; q < g.p(); ++q) row[q] += b;
+          }
+      s += count;
     }
   });
 }
@@ -120,44 +165,50 @@ void conv2d_forward(const float* x, const float* weight, const float* bias, floa
 // Adds into dx [N, C, H, W], dw [O, K] and db [O] (any may be null).
 void conv2d_backward(const float* x, const float* weight, const float* dy, float* dx, float* dw, float* db,
                      const ConvGeometry& g) {
-  const int64_t in_size = g.c * g.h * g.w, out_size = g.o * g.p();
   const int64_t chunks = chunk_count(g.n, 1);
   // Per-chunk partial sums of dW and db, added up after the parallel loop.
   std::vector<std::vector<float>> dw_part(dw ? chunks : 0), db_part(db ? chunks : 0);
   std::optional<BlasSerialScope> serial_blas;
   if (chunks > 1) serial_blas.emplace();
   parallel_for_chunks(g.n, 1, [&](int64_t chunk, int64_t lo, int64_t hi) {
-    std::vector<float> col(g.direct() || !dw ? 0 : g.k() * g.p());
-    std::vector<float> dcol(dx && !g.direct() ? g.k() * g.p() : 0);
+    std::vector<float> col, dcol, wide;  // wide: the group's dy as [O, G·P]
     if (dw) dw_part[chunk].assign(g.o * g.k(), 0.0f);
     if (db) db_part[chunk].assign(g.o, 0.0f);
-    for (int64_t s = lo; s < hi; ++s) {
-      const float* dys = dy + s * out_size;
+    for (int64_t s = lo; s < hi;) {
+      const int64_t count = g.group(hi - s), columns = count * g.p();
+      const float* dys = dy + s * g.out_size();
+      const float* dy_wide = dys;
+      if (count > 1) {
+        wide.resize(g.o * columns);
+        for (int64_t i = 0; i < count; ++i)
+          for (int64_t o = 0; o < g.o; ++o)
+            std::memcpy(wide.data() + o * columns + i * g.p(), dys + i * g.out_size() + o * g.p(), sizeof(float) * g.p());
+        dy_wide = wide.data();
+      }
       if (dw) {
-        const float* cols = x + s * in_size;
-        if (!g.direct()) {
-          im2col(cols, col.data(), g);
-          cols = col.data();
-        }
-        gemm(false, true, g.o, g.k(), g.p(), 1.0f, dys, cols, 1.0f, dw_part[chunk].data());
+        const float* cols = unfold_group(x, s, count, col, g);
+        gemm(false, true, g.o, g.k(), columns, 1.0f, dy_wide, cols, 1.0f, dw_part[chunk].data());
       }
       if (db)
-        for (int64_t o = 0; o < g.o; ++o) {
-          const float* row = dys + o * g.p();
-          float sum = 0.0f;
+        for (int64_t i = 0; i < count; ++i)
+          for (int64_t o = 0; o < g.o; ++o) {
+            const float* row = dys + i * g.out_size() + o * g.p();
+            float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
-          for (int64_t q = 0; q < g.p(); ++q) sum += row[q];
-          db_part[chunk][o] += sum;
-        }
+            for (int64_t q = 0; q < g.p(); ++q) sum += row[q];
+            db_part[chunk][o] += sum;
+          }
       if (dx) {
-        float* dxs = dx + s * in_size;
-        if (g.direct()) {  // dx [C, P] += Wᵀ dy
+        float* dxs = dx + s * g.in_size();
+        if (count == 1 && g.pointwise()) {  // dx [C, P] += Wᵀ dy
           gemm(true, false, g.k(), g.p(), g.o, 1.0f, weight, dys, 1.0f, dxs);
         } else {
-          gemm(true, false, g.k(), g.p(), g.o, 1.0f, weight, dys, 0.0f, dcol.data());
-          col2im_add(dcol.data(), dxs, g);
+          dcol.resize(g.k() * columns);
+          gemm(true, false, g.k(), columns, g.o, 1.0f, weight, dy_wide, 0.0f, dcol.data());
+          for (int64_t i = 0; i < count; ++i) col2im_add(dcol.data() + i * g.p(), columns, dxs + i * g.in_size(), g);
         }
       }
+      s += count;
     }
   });
   for (int64_t chunk = 0; chunk < chunks; ++chunk) {

@@ -1,6 +1,6 @@
 #pragma once
 // 2-D convolution (cross-correlation, as every deep-learning library computes
-// it), through im2col and one GEMM per sample. See conv.cpp for the math.
+// it), through im2col and one GEMM per sample (or per group of samples on small maps). See conv.cpp for the math.
 //
 //   x [N, C, H, W], weight [O, C, kh, kw], bias [O] or undefined
 //   y [N, O, Ho, Wo],  Ho = (H + 2·padding − kh) / stride + 1  (likewise Wo)

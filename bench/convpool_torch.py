@@ -12,12 +12,33 @@ channel, WeightNorm by torch.nn.utils.weight_norm; a layer followed by a norm
 with a bias drops its own; ε 1e-6 inside the square root; pRMSNorm's RMS from
 the first max(1, floor(n·p)) units, the 10-unit output layer using all units.
 Prints one JSON line: {"impl": "torch", "norm", "width", "batch", "threads", "step_ms", "steps"}.
+
+With --data it trains instead, as build/bin/cifar10 does, to compare what the
+two reach on the same split (issue: within 3 points of PyTorch):
+
+    /usr/bin/python3 bench/convpool_torch.py --data ../shared/data/cifar10/cifar10-train-jpeg.tar.gz \
+        --norm rmsnorm --width 0.5 --epochs 5 --threads 2 --out runs/real/torch-rmsnorm
+
+The data is read here, independently of our C++ reader: the JPEG tarball
+(train/<class>/NNNN.jpg) decoded with PIL, the official order restored from
+labels/data_batch_*.labels beside it, the last --valid-size images held out;
+(x − 127.5)/128; ZCA (regularisation 1e-5) fit on the training rows in float64
+with numpy's eigh; Glorot-uniform weights and zero biases; Adam, batch 100,
+lr 0.003 (0.0003 for none) constant for the first half then linearly to 0,
+β1 0.9 then 0.5. <out>/metrics.jsonl has our drivers' format, so
+build/bin/paper_table and scripts/plot_curves.py read it beside our runs.
+WeightNorm's data-dependent initialisation is not reproduced here.
 """
 import argparse
+import io
 import json
 import math
 import statistics
+import tarfile
 import time
+from pathlib import Path
+
+import numpy as np
 
 import torch
 import torch.nn as nn
@@ -89,15 +110,8 @@ class ConvPoolCnnC(nn.Module):
         return self.dense_norm(self.dense(x.mean(dim=(2, 3))))
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--norm", default="layernorm")
-    parser.add_argument("--width", type=float, default=0.5)
-    parser.add_argument("--batch", type=int, default=100)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--steps", type=int, default=10)
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
+def time_steps(args):
+    """Median milliseconds of a training step on random images."""
     torch.manual_seed(0)
     model = ConvPoolCnnC(args.norm, args.width)
     adam = torch.optim.Adam(model.parameters(), lr=3e-3 if args.norm != "none" else 3e-4)
@@ -120,6 +134,147 @@ def main():
     print(json.dumps({"impl": "torch", "norm": args.norm, "width": args.width, "batch": args.batch,
                       "threads": args.threads, "step_ms": round(statistics.median(times), 2), "steps": args.steps}),
           flush=True)
+
+
+def load_cifar_jpegs(archive, valid_size):
+    """(train_x, train_y, valid_x, valid_y), images float32 [N, 3, 32, 32] in 0..255, official order."""
+    from PIL import Image
+
+    by_class = {}
+    with tarfile.open(archive) as tar:
+        for member in tar.getmembers():
+            parts = Path(member.name).parts
+            if member.isfile() and len(parts) == 3 and parts[0] == "train":
+                by_class.setdefault(parts[1], []).append((parts[2], tar.extractfile(member).read()))
+    classes = sorted(by_class)
+    decoded = {}
+    for c in classes:
+        files = sorted(by_class[c])
+        decoded[c] = np.stack([np.asarray(Image.open(io.BytesIO(data)).convert("RGB")) for _, data in files])
+    labels_dir = Path(archive).parent / "labels"
+    order = np.concatenate([np.fromfile(labels_dir / f"data_batch_{b}.labels", dtype=np.uint8) for b in range(1, 6)])
+    taken = {c: 0 for c in classes}
+    images = np.empty((len(order), 32, 32, 3), dtype=np.uint8)
+    for i, label in enumerate(order):
+        c = classes[label]
+        images[i] = decoded[c][taken[c]]
+        taken[c] += 1
+    x = images.transpose(0, 3, 1, 2).astype(np.float32)
+    y = order.astype(np.int64)
+    return x[:-valid_size], y[:-valid_size], x[-valid_size:], y[-valid_size:]
+
+
+def fit_zca(rows, reg=1e-5):
+    """(mean, W) with W = U diag(1/sqrt(λ + reg)) Uᵀ from the pixel covariance, in float64."""
+    rows = rows.astype(np.float64)
+    mean = rows.mean(axis=0)
+    centered = rows - mean
+    cov = centered.T @ centered / rows.shape[0]
+    eigenvalues, vectors = np.linalg.eigh(cov)
+    w = (vectors / np.sqrt(np.maximum(eigenvalues, 0.0) + reg)) @ vectors.T
+    return mean.astype(np.float32), w.astype(np.float32)
+
+
+def train(args):
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "config.json").write_text(json.dumps({**vars(args), "impl": "torch"}, indent=2) + "\n")
+    metrics = open(out / "metrics.jsonl", "w")
+
+    def log(record):
+        metrics.write(json.dumps(record) + "\n")
+        metrics.flush()
+        print(json.dumps(record), flush=True)
+
+    torch.manual_seed(args.seed)
+    train_x, train_y, valid_x, valid_y = load_cifar_jpegs(args.data, args.valid_size)
+    if args.train_size > 0:
+        train_x, train_y = train_x[:args.train_size], train_y[:args.train_size]
+    train_x, valid_x = (train_x - 127.5) / 128.0, (valid_x - 127.5) / 128.0
+    mean, w = fit_zca(train_x.reshape(len(train_x), -1))
+    whiten = lambda x: torch.from_numpy(((x.reshape(len(x), -1) - mean) @ w).reshape(x.shape))
+    train_x, valid_x = whiten(train_x), whiten(valid_x)
+    train_y, valid_y = torch.from_numpy(train_y), torch.from_numpy(valid_y)
+    print(f"{len(train_y)} train, {len(valid_y)} valid, ZCA fitted", flush=True)
+
+    model = ConvPoolCnnC(args.norm, args.width)
+    for name, param in model.named_parameters():
+        if param.dim() > 1:
+            nn.init.xavier_uniform_(param)
+        elif name.startswith(("convs.", "dense.")):
+            nn.init.zeros_(param)  # layer biases; norm gains stay 1 and biases 0
+    base_lr = 3e-3 if args.norm != "none" else 3e-4
+    adam = torch.optim.Adam(model.parameters(), lr=base_lr)
+    per_epoch = len(train_y) // args.batch
+    total = args.epochs * per_epoch
+    half = total // 2
+
+    def evaluate(step):
+        model.eval()
+        loss_sum, wrong = 0.0, 0
+        with torch.no_grad():
+            for begin in range(0, len(valid_y), 500):
+                logits = model(valid_x[begin:begin + 500])
+                labels = valid_y[begin:begin + 500]
+                loss_sum += F.cross_entropy(logits, labels, reduction="sum").item()
+                wrong += (logits.argmax(1) != labels).sum().item()
+        model.train()
+        log({"step": step, "split": "valid", "loss": loss_sum / len(valid_y),
+             "error_pct": 100.0 * wrong / len(valid_y), "epoch": step / per_epoch})
+
+    evaluate(0)
+    step, seconds, interval = 0, 0.0, []
+    for _ in range(args.epochs):
+        order = torch.randperm(len(train_y))
+        for b in range(per_epoch):
+            start = time.perf_counter()
+            index = order[b * args.batch:(b + 1) * args.batch]
+            step += 1
+            lr = base_lr if step <= half else base_lr * (total - step) / (total - half)
+            for group in adam.param_groups:
+                group["lr"] = lr
+                group["betas"] = (0.9 if step <= half else 0.5, 0.999)
+            logits = model(train_x[index])
+            loss = F.cross_entropy(logits, train_y[index])
+            adam.zero_grad()
+            loss.backward()
+            adam.step()
+            if not math.isfinite(loss.item()):
+                raise SystemExit(f"error: loss is {loss.item()} at step {step}")
+            elapsed = time.perf_counter() - start
+            seconds += elapsed
+            interval.append((loss.item(), (logits.argmax(1) != train_y[index]).float().mean().item(), elapsed))
+            if step % args.log_every == 0 or step == total:
+                log({"step": step, "split": "train", "loss": statistics.mean(r[0] for r in interval),
+                     "time_sec": seconds, "sec_per_1k_steps": 1000.0 * sum(r[2] for r in interval) / len(interval),
+                     "error_pct": 100.0 * statistics.mean(r[1] for r in interval), "lr": lr,
+                     "epoch": step / per_epoch})
+                interval = []
+        evaluate(step)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--norm", default="layernorm")
+    parser.add_argument("--width", type=float, default=0.5)
+    parser.add_argument("--batch", type=int, default=100)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--steps", type=int, default=10, help="timed steps (timing mode)")
+    parser.add_argument("--data", help="train on this CIFAR-10 JPEG tarball instead of timing")
+    parser.add_argument("--out", default="runs/torch-cifar10")
+    parser.add_argument("--epochs", type=int, default=5)
+    parser.add_argument("--valid-size", type=int, default=5000)
+    parser.add_argument("--train-size", type=int, default=0, help="use only this many training images (0: all)")
+    parser.add_argument("--log-every", type=int, default=50)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    if args.data:
+        if args.norm == "weightnorm":
+            raise SystemExit("error: --data: weightnorm's data-dependent initialisation is not reproduced here")
+        train(args)
+    else:
+        time_steps(args)
 
 
 if __name__ == "__main__":
