@@ -32,6 +32,7 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "autograd/tape.h"
@@ -57,6 +58,14 @@ struct ConvGeometry {
   int64_t in_size() const { return c * h * w; }
   int64_t out_size() const { return o * p(); }
   bool pointwise() const { return kh == 1 && kw == 1 && stride == 1 && pad == 0; }  // col = x
+  // The output columns [first, last) whose input column ow·stride − pad + j
+  // lies inside the image; the others read padding.
+  std::pair<int64_t, int64_t> inside(int64_t j) const {
+    const int64_t first = std::clamp((pad - j + stride - 1) / stride, int64_t{0}, wo);
+    const int64_t span = w - 1 + pad - j;  // ow·stride ≤ span; C++ division truncates, so keep it non-negative
+    const int64_t last = span < 0 ? first : std::clamp(span / stride + 1, first, wo);
+    return {first, last};
+  }
   // Samples per GEMM: enough for kGroupColumns columns, at most `available`.
   int64_t group(int64_t available) const {
     return std::clamp((kGroupColumns + p() - 1) / p(), int64_t{1}, available);
@@ -74,6 +83,7 @@ void im2col(const float* x, float* col, int64_t ld, const ConvGeometry& g) {
     for (int64_t i = 0; i < g.kh; ++i)
       for (int64_t j = 0; j < g.kw; ++j) {
         float* row = col + ((c * g.kh + i) * g.kw + j) * ld;
+        const auto [first, last] = g.inside(j);
         for (int64_t oh = 0; oh < g.ho; ++oh) {
           float* out = row + oh * g.wo;
           const int64_t ih = oh * g.stride - g.pad + i;
@@ -82,10 +92,13 @@ void im2col(const float* x, float* col, int64_t ld, const ConvGeometry& g) {
             continue;
           }
           const float* in = x + (c * g.h + ih) * g.w;
-          for (int64_t ow = 0; ow < g.wo; ++ow) {
-            const int64_t iw = ow * g.stride - g.pad + j;
-            out[ow] = iw >= 0 && iw < g.w ? in[iw] : 0.0f;
-          }
+          const int64_t shift = j - g.pad;  // column ow reads in[ow·stride + shift]
+          std::fill(out, out + first, 0.0f);
+          if (g.stride == 1)
+            std::memcpy(out + first, in + first + shift, sizeof(float) * (last - first));
+          else
+            for (int64_t ow = first; ow < last; ++ow) out[ow] = in[ow * g.stride + shift];
+          std::fill(out + last, out + g.wo, 0.0f);
         }
       }
 }
@@ -105,27 +118,45 @@ void col2im_add(const float* dcol, int64_t ld, float* dx, const ConvGeometry& g)
     for (int64_t i = 0; i < g.kh; ++i)
       for (int64_t j = 0; j < g.kw; ++j) {
         const float* row = dcol + ((c * g.kh + i) * g.kw + j) * ld;
+        const auto [first, last] = g.inside(j);
         for (int64_t oh = 0; oh < g.ho; ++oh) {
           const int64_t ih = oh * g.stride - g.pad + i;
           if (ih < 0 || ih >= g.h) continue;
           const float* in = row + oh * g.wo;
           float* out = dx + (c * g.h + ih) * g.w;
-          for (int64_t ow = 0; ow < g.wo; ++ow) {
-            const int64_t iw = ow * g.stride - g.pad + j;
-            if (iw >= 0 && iw < g.w) out[iw] += in[ow];
+          const int64_t shift = j - g.pad;
+          if (g.stride == 1) {
+#pragma omp simd
+            for (int64_t ow = first; ow < last; ++ow) out[ow + shift] += in[ow];
+          } else {
+            for (int64_t ow = first; ow < last; ++ow) out[ow * g.stride + shift] += in[ow];
           }
         }
       }
 }
 
+// Per-thread working memory from the tensor allocator: uninitialised (a
+// std::vector would zero-fill it) and, for the large col buffers, recycled
+// from its cache rather than fresh pages that fault in on every step.
+class Scratch {
+ public:
+  float* get(int64_t count) {
+    if (buffer_.numel() < count) buffer_ = Tensor::empty(Shape{count});
+    return buffer_.data();
+  }
+
+ private:
+  Tensor buffer_;
+};
+
 // Samples [s, s + count) of x unfolded side by side: col [K, count·P]. A single
 // pointwise sample is its own col, with no copy.
-const float* unfold_group(const float* x, int64_t s, int64_t count, std::vector<float>& col, const ConvGeometry& g) {
+const float* unfold_group(const float* x, int64_t s, int64_t count, Scratch& scratch, const ConvGeometry& g) {
   const float* first = x + s * g.in_size();
   if (count == 1 && g.pointwise()) return first;
-  col.resize(g.k() * count * g.p());
-  for (int64_t i = 0; i < count; ++i) im2col(first + i * g.in_size(), col.data() + i * g.p(), count * g.p(), g);
-  return col.data();
+  float* col = scratch.get(g.k() * count * g.p());
+  for (int64_t i = 0; i < count; ++i) im2col(first + i * g.in_size(), col + i * g.p(), count * g.p(), g);
+  return col;
 }
 
 // y [N, O, P] = W · col(x_n) + b for every sample.
@@ -135,7 +166,7 @@ void conv2d_forward(const float* x, const float* weight, const float* bias, floa
   std::optional<BlasSerialScope> serial_blas;
   if (chunk_count(g.n, 1) > 1) serial_blas.emplace();
   parallel_for_chunks(g.n, 1, [&](int64_t, int64_t lo, int64_t hi) {
-    std::vector<float> col, wide;  // wide: the group's y as [O, G·P]
+    Scratch col, wide;  // wide: the group's y as [O, G·P]
     for (int64_t s = lo; s < hi;) {
       const int64_t count = g.group(hi - s), columns = count * g.p();
       const float* cols = unfold_group(x, s, count, col, g);
@@ -143,11 +174,11 @@ void conv2d_forward(const float* x, const float* weight, const float* bias, floa
       if (count == 1) {
         gemm(false, false, g.o, g.p(), g.k(), 1.0f, weight, cols, 0.0f, ys);
       } else {
-        wide.resize(g.o * columns);
-        gemm(false, false, g.o, columns, g.k(), 1.0f, weight, cols, 0.0f, wide.data());
+        float* y_wide = wide.get(g.o * columns);
+        gemm(false, false, g.o, columns, g.k(), 1.0f, weight, cols, 0.0f, y_wide);
         for (int64_t i = 0; i < count; ++i)
           for (int64_t o = 0; o < g.o; ++o)
-            std::memcpy(ys + i * g.out_size() + o * g.p(), wide.data() + o * columns + i * g.p(), sizeof(float) * g.p());
+            std::memcpy(ys + i * g.out_size() + o * g.p(), y_wide + o * columns + i * g.p(), sizeof(float) * g.p());
       }
       if (bias)
         for (int64_t i = 0; i < count; ++i)
@@ -171,7 +202,7 @@ void conv2d_backward(const float* x, const float* weight, const float* dy, float
   std::optional<BlasSerialScope> serial_blas;
   if (chunks > 1) serial_blas.emplace();
   parallel_for_chunks(g.n, 1, [&](int64_t chunk, int64_t lo, int64_t hi) {
-    std::vector<float> col, dcol, wide;  // wide: the group's dy as [O, G·P]
+    Scratch col, dcol, wide;  // wide: the group's dy as [O, G·P]
     if (dw) dw_part[chunk].assign(g.o * g.k(), 0.0f);
     if (db) db_part[chunk].assign(g.o, 0.0f);
     for (int64_t s = lo; s < hi;) {
@@ -179,11 +210,11 @@ void conv2d_backward(const float* x, const float* weight, const float* dy, float
       const float* dys = dy + s * g.out_size();
       const float* dy_wide = dys;
       if (count > 1) {
-        wide.resize(g.o * columns);
+        float* gathered = wide.get(g.o * columns);
         for (int64_t i = 0; i < count; ++i)
           for (int64_t o = 0; o < g.o; ++o)
-            std::memcpy(wide.data() + o * columns + i * g.p(), dys + i * g.out_size() + o * g.p(), sizeof(float) * g.p());
-        dy_wide = wide.data();
+            std::memcpy(gathered + o * columns + i * g.p(), dys + i * g.out_size() + o * g.p(), sizeof(float) * g.p());
+        dy_wide = gathered;
       }
       if (dw) {
         const float* cols = unfold_group(x, s, count, col, g);
@@ -203,9 +234,9 @@ void conv2d_backward(const float* x, const float* weight, const float* dy, float
         if (count == 1 && g.pointwise()) {  // dx [C, P] += Wᵀ dy
           gemm(true, false, g.k(), g.p(), g.o, 1.0f, weight, dys, 1.0f, dxs);
         } else {
-          dcol.resize(g.k() * columns);
-          gemm(true, false, g.k(), columns, g.o, 1.0f, weight, dy_wide, 0.0f, dcol.data());
-          for (int64_t i = 0; i < count; ++i) col2im_add(dcol.data() + i * g.p(), columns, dxs + i * g.in_size(), g);
+          float* dcols = dcol.get(g.k() * columns);
+          gemm(true, false, g.k(), columns, g.o, 1.0f, weight, dy_wide, 0.0f, dcols);
+          for (int64_t i = 0; i < count; ++i) col2im_add(dcols + i * g.p(), columns, dxs + i * g.in_size(), g);
         }
       }
       s += count;
