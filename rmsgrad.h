@@ -14,6 +14,7 @@
 #include "autograd/conv.h"
 #include "autograd/gradcheck.h"
 #include "autograd/ops.h"
+#include "autograd/order_violation.h"
 #include "autograd/pooling.h"
 #include "autograd/tape.h"
 #include "autograd/var.h"

@@ -78,7 +78,8 @@ GRU::GRU(int64_t input_size, int64_t hidden_size, const NormOptions& norm, Gener
   cell = register_module("cell", std::make_shared<GRUCell>(input_size, hidden_size, norm, gen, init));
 }
 
-Var GRU::forward(const Var& x, const Tensor& mask, const Var& h0) {
+template <class Keep>
+Var GRU::run(const Var& x, const Tensor& mask, const Var& h0, Keep&& keep) {
   check(x.defined() && x.rank() == 3, "GRU: input must be [T, B, E], got {}",
         x.defined() ? x.shape().str() : "undefined");
   const int64_t steps = x.dim(0), batch = x.dim(1);
@@ -87,13 +88,22 @@ Var GRU::forward(const Var& x, const Tensor& mask, const Var& h0) {
         mask.defined() ? mask.shape().str() : "", steps, batch, x.shape());
   Var h = h0.defined() ? h0 : constant(Tensor::zeros(Shape{batch, cell->hidden_size()}));
   GRUCell::InputTerms in = cell->project_input(x);
-  std::vector<Var> states(steps);
   for (int64_t i = 0; i < steps; ++i) {
     const int64_t t = reverse_ ? steps - 1 - i : i;
     h = cell->step(at_step(in.gates, t), at_step(in.candidate, t), h, mask_at(mask, t));
-    states[t] = h;
+    keep(t, h);
   }
+  return h;
+}
+
+Var GRU::forward(const Var& x, const Tensor& mask, const Var& h0) {
+  std::vector<Var> states(x.defined() && x.rank() == 3 ? x.dim(0) : 0);
+  run(x, mask, h0, [&](int64_t t, const Var& h) { states[t] = h; });
   return stack(states, 0);
+}
+
+Var GRU::last_state(const Var& x, const Tensor& mask, const Var& h0) {
+  return run(x, mask, h0, [](int64_t, const Var&) {});
 }
 
 BiGRU::BiGRU(int64_t input_size, int64_t hidden_size, const NormOptions& norm, Generator& gen, const GRUInit& init) {

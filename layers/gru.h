@@ -61,9 +61,15 @@ class GRU : public Module {
   GRU(int64_t input_size, int64_t hidden_size, const NormOptions& norm, Generator& gen, bool reverse = false,
       const GRUInit& init = {});
   Var forward(const Var& x, const Tensor& mask = {}, const Var& h0 = {});
+  // Only the state after the whole sequence [B, H] (for a sentence encoder):
+  // no [T, B, H] stack is built.
+  Var last_state(const Var& x, const Tensor& mask = {}, const Var& h0 = {});
   std::shared_ptr<GRUCell> cell;
 
  private:
+  // Runs the steps; calls keep(t, h) with each step's state.
+  template <class Keep>
+  Var run(const Var& x, const Tensor& mask, const Var& h0, Keep&& keep);
   bool reverse_;
 };
 

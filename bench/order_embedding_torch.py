@@ -1,0 +1,185 @@
+"""Order-embedding model (Vendrov et al. 2016) in PyTorch, as in the RMSNorm paper's
+experiment, to time one training step beside our C++ bench.
+
+    /usr/bin/python3 bench/order_embedding_torch.py --norm rmsnorm --threads 1 [--steps 20] [--warmup 3]
+        [--batch 128] [--vocab 3000] [--emb 300] [--hidden 1024] [--image-dim 2048]
+        [--method order|cosine] [--p 0.0625]
+
+Prints one JSON line: {"impl": "torch", "norm", "method", "threads", "batch", "vocab", "emb",
+"hidden", "image_dim", "max_len", "ms_per_step" (median of the timed steps), "ms_min"}.
+
+Data, fixed for every step: caption b has length L_b = 6 + (5 b) % 12; token ids uniform in
+[4, vocab) from numpy RandomState(0) (drawn as one [max_len, batch] array, then zero-padded past
+L_b); mask[t, b] = 1 for t < L_b; images [batch, image_dim] ~ N(0, 1) from the same RandomState.
+Parameters (torch.manual_seed(0), float32): embedding ~ N(0, 0.1); GRU input weights ~ N(0, 0.01),
+biases 0; recurrent U_g = two orthogonal H x H blocks, U_c orthogonal; image Linear Glorot-uniform,
+bias 0; norm gains 1 (and layernorm biases 0).
+
+GRU (Nematus form, four normalized groups):
+    xg = norm_xg(x W_xg^T + b_g) [T,B,2H],  xc = norm_xc(x W_xc^T + b_c) [T,B,H]  (whole sequence)
+    g = xg[t] + norm_hg(h U_g^T);  r = sigmoid(g[:, :H]);  u = sigmoid(g[:, H:])
+    c = tanh(xc[t] + r * norm_hc(h U_c^T));  h = m (u h + (1 - u) c) + (1 - m) h,  h0 = 0
+Norms over the last axis (the gate groups jointly over 2H): layernorm (eps 1e-5, gain and bias),
+rmsnorm x * rsqrt(mean(x^2) + 1e-5) * gain, prmsnorm the same with the mean of squares over the
+first max(1, floor(n p)) units only, none. Sentence vector = last h; image vector = Linear(image).
+Both l2-normalized (x / sqrt(sum x^2 + 1e-8)), then abs for --method order.
+Loss summed over i != j of max(0, margin - E[i,j] + E[j,j]) + max(0, margin - E[i,j] + E[i,i]),
+E[i,j] = sum_d max(0, s[i,d] - im[j,d])^2 (order, margin 0.05) or -s[i].im[j] (cosine, margin 0.2).
+One step: zero grads, forward, backward, each parameter's gradient clipped separately to norm 2.0,
+Adam lr 1e-3. The embedding gradient is dense (torch's default, sparse=False).
+"""
+import argparse
+import json
+import math
+import statistics
+import time
+
+import numpy as np
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+EPS = 1e-5
+
+
+class Norm(nn.Module):
+    def __init__(self, kind, n, p):
+        super().__init__()
+        self.kind, self.n = kind, n
+        self.k = max(1, math.floor(n * p)) if kind == "prmsnorm" else n
+        if kind != "none":
+            self.gain = nn.Parameter(torch.ones(n))
+        if kind == "layernorm":
+            self.bias = nn.Parameter(torch.zeros(n))
+
+    def forward(self, x):
+        if self.kind == "none":
+            return x
+        if self.kind == "layernorm":
+            return F.layer_norm(x, (self.n,), self.gain, self.bias, EPS)
+        return x * torch.rsqrt(x[..., :self.k].pow(2).mean(-1, keepdim=True) + EPS) * self.gain
+
+
+class OrderEmbedding(nn.Module):
+    def __init__(self, norm, vocab, emb, hidden, image_dim, p):
+        super().__init__()
+        h = hidden
+        self.hidden = h
+        self.embedding = nn.Embedding(vocab, emb)
+        self.w_xg = nn.Parameter(torch.empty(2 * h, emb))
+        self.b_g = nn.Parameter(torch.zeros(2 * h))
+        self.w_xc = nn.Parameter(torch.empty(h, emb))
+        self.b_c = nn.Parameter(torch.zeros(h))
+        self.u_g = nn.Parameter(torch.empty(2 * h, h))
+        self.u_c = nn.Parameter(torch.empty(h, h))
+        self.norm_xg, self.norm_xc = Norm(norm, 2 * h, p), Norm(norm, h, p)
+        self.norm_hg, self.norm_hc = Norm(norm, 2 * h, p), Norm(norm, h, p)
+        self.image = nn.Linear(image_dim, h)
+        with torch.no_grad():
+            nn.init.normal_(self.embedding.weight, 0.0, 0.1)
+            nn.init.normal_(self.w_xg, 0.0, 0.01)
+            nn.init.normal_(self.w_xc, 0.0, 0.01)
+            nn.init.orthogonal_(self.u_g[:h])
+            nn.init.orthogonal_(self.u_g[h:])
+            nn.init.orthogonal_(self.u_c)
+            nn.init.xavier_uniform_(self.image.weight)
+            nn.init.zeros_(self.image.bias)
+
+    def encode_sentences(self, tokens, mask):
+        x = self.embedding(tokens)  # [T, B, emb]
+        xg = self.norm_xg(F.linear(x, self.w_xg, self.b_g))
+        xc = self.norm_xc(F.linear(x, self.w_xc, self.b_c))
+        h = x.new_zeros(tokens.shape[1], self.hidden)
+        n = self.hidden
+        for t in range(tokens.shape[0]):
+            g = xg[t] + self.norm_hg(h @ self.u_g.T)
+            r, u = torch.sigmoid(g[:, :n]), torch.sigmoid(g[:, n:])
+            c = torch.tanh(xc[t] + r * self.norm_hc(h @ self.u_c.T))
+            m = mask[t][:, None]
+            h = m * (u * h + (1 - u) * c) + (1 - m) * h
+        return h
+
+
+def l2norm(x):
+    return x / torch.sqrt(x.pow(2).sum(1, keepdim=True) + 1e-8)
+
+
+def contrastive_loss(s, im, method, margin):
+    if method == "order":
+        errors = (s[:, None, :] - im[None, :, :]).clamp(min=0).pow(2).sum(2)
+    else:
+        errors = -(s @ im.T)
+    d = errors.diagonal()
+    cost_s = (margin - errors + d[None, :]).clamp(min=0)
+    cost_im = (margin - errors + d[:, None]).clamp(min=0)
+    off = ~torch.eye(len(s), dtype=torch.bool)
+    return cost_s[off].sum() + cost_im[off].sum()
+
+
+def make_batch(batch, vocab, image_dim):
+    rng = np.random.RandomState(0)
+    lengths = [6 + (5 * b) % 12 for b in range(batch)]
+    max_len = max(lengths)
+    tokens = rng.randint(4, vocab, size=(max_len, batch))
+    mask = np.zeros((max_len, batch), dtype=np.float32)
+    for b, length in enumerate(lengths):
+        mask[:length, b] = 1
+    tokens[mask == 0] = 0
+    images = rng.standard_normal((batch, image_dim)).astype(np.float32)
+    return torch.from_numpy(tokens).long(), torch.from_numpy(mask), torch.from_numpy(images), max_len
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--norm", default="rmsnorm", choices=["none", "layernorm", "rmsnorm", "prmsnorm"])
+    parser.add_argument("--method", default="order", choices=["order", "cosine"])
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--steps", type=int, default=20, help="timed steps")
+    parser.add_argument("--warmup", type=int, default=3, help="untimed steps first")
+    parser.add_argument("--batch", type=int, default=128)
+    parser.add_argument("--vocab", type=int, default=3000)
+    parser.add_argument("--emb", type=int, default=300)
+    parser.add_argument("--hidden", type=int, default=1024)
+    parser.add_argument("--image-dim", type=int, default=2048)
+    parser.add_argument("--p", type=float, default=0.0625, help="pRMSNorm's fraction of units")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    model = OrderEmbedding(args.norm, args.vocab, args.emb, args.hidden, args.image_dim, args.p)
+    tokens, mask, images, max_len = make_batch(args.batch, args.vocab, args.image_dim)
+    margin = 0.05 if args.method == "order" else 0.2
+    params = list(model.parameters())
+    adam = torch.optim.Adam(params, lr=1e-3)
+
+    def step():
+        adam.zero_grad()
+        s = l2norm(model.encode_sentences(tokens, mask))
+        im = l2norm(model.image(images))
+        if args.method == "order":
+            s, im = s.abs(), im.abs()
+        loss = contrastive_loss(s, im, args.method, margin)
+        loss.backward()
+        for p in params:
+            nn.utils.clip_grad_norm_(p, 2.0)
+        adam.step()
+        return loss.item()
+
+    for _ in range(args.warmup):
+        step()
+    times = []
+    for _ in range(args.steps):
+        start = time.perf_counter()
+        loss = step()
+        times.append((time.perf_counter() - start) * 1e3)
+    if not math.isfinite(loss):
+        raise SystemExit(f"error: loss is {loss}")
+    print(json.dumps({"impl": "torch", "norm": args.norm, "method": args.method, "threads": args.threads,
+                      "batch": args.batch, "vocab": args.vocab, "emb": args.emb, "hidden": args.hidden,
+                      "image_dim": args.image_dim, "max_len": max_len,
+                      "ms_per_step": round(statistics.median(times), 3), "ms_min": round(min(times), 3)}),
+          flush=True)
+
+
+if __name__ == "__main__":
+    main()

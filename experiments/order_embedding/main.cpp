@@ -1,0 +1,277 @@
+// Image–caption retrieval with order-embeddings and a choice of normalization
+// inside the sentence encoder's GRU: the paper's Tables 7 and 8.
+//
+//   build/bin/order_embedding --norm rmsnorm --out runs/oe/rmsnorm        # synthetic task
+//   build/bin/order_embedding --norm rmsnorm
+//       --features ../shared/data/multi30k/features/test_2016_flickr-resnet50-avgpool.npy
+//       --captions ../shared/data/multi30k/task2/raw/test_2016.{1,2,3,4,5}.en.gz    (one line)
+//
+// The recipe (Vendrov et al. 2016, as Zhang & Sennrich 2019 ran it): word
+// vectors 300, GRU 1024, images through one linear layer, both L2-normalised
+// and made non-negative; the contrastive loss over all in-batch negatives in
+// both directions with margin 0.05; Adam lr 1e-3, batch 128, each parameter's
+// gradient clipped to norm 2.0 on its own. The model and loss are in
+// models/order_embedding.h, the data and split in caption_data.h, the metrics
+// in retrieval.h.
+//
+// Every --eval-every steps (and at the last step) the validation recalls are
+// logged and <out>/checkpoint.safetensors written (--resume continues from
+// it); when the validation R@1 + R@5 + R@10 of image retrieval is the best so
+// far, the model is also kept in <out>/best.safetensors. At the end the best
+// model is scored on the test images: the test line of metrics.jsonl, with
+// the numbers of the paper's Table 7 and the step it was selected at.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <filesystem>
+
+#include "autograd/ops.h"
+#include "core/error.h"
+#include "experiments/common/batching.h"
+#include "experiments/common/progress.h"
+#include "experiments/common/run.h"
+#include "experiments/common/training_checkpoint.h"
+#include "experiments/order_embedding/caption_data.h"
+#include "experiments/order_embedding/retrieval.h"
+#include "models/order_embedding.h"
+#include "optim/adam.h"
+#include "optim/clip.h"
+
+using namespace rg;
+using namespace rg::oe;
+
+namespace {
+
+struct OeConfig {
+  std::string features;  // empty: the synthetic task
+  std::vector<std::string> captions;
+  int64_t captions_per_image = 5;  // for a single caption file
+  std::string norm = "rmsnorm";
+  float p = 0.0625f;
+  float eps = 1e-5f;
+  std::string method = "order";
+  float margin = 0.0f;  // 0: 0.05 for order, 0.2 for cosine
+  int64_t word_dim = 300, embed_dim = 1024;
+  int64_t batch = 128;
+  double lr = 1e-3;
+  double clip = 2.0;
+  int64_t steps = 2000;
+  int64_t eval_every = 100;
+  int64_t min_count = 2;
+  int64_t fold_images = 1000;
+  int64_t synthetic_images = 2000, synthetic_dim = 256;
+  int64_t stop_after = 0;
+};
+
+// Captions [first, first + count) of a set as one padded batch.
+PaddedBatch caption_batch(const RetrievalSet& set, int64_t first, int64_t count) {
+  std::vector<int64_t> index(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) index[i] = first + i;
+  return pad_batch(set.captions, index);
+}
+
+Tensor feature_rows(const RetrievalSet& set, const std::vector<int64_t>& images) {
+  const int64_t d = set.features.dim(1);
+  Tensor out = Tensor::empty(Shape{static_cast<int64_t>(images.size()), d});
+  for (size_t i = 0; i < images.size(); ++i)
+    std::copy_n(set.features.data() + images[i] * d, d, out.data() + static_cast<int64_t>(i) * d);
+  return out;
+}
+
+struct Evaluation {
+  double loss = 0.0;
+  RetrievalScores scores;
+};
+
+// The retrieval metrics in folds, and the contrastive loss of the set's
+// images with their first captions in batches of `batch` (the scale of a
+// training batch's loss).
+Evaluation evaluate(OrderEmbeddingModel& model, const RetrievalSet& set, int64_t fold_images, int64_t batch) {
+  NoGradGuard no_grad;
+  const int64_t k = set.captions_per_image, n = set.num_images();
+  Evaluation result;
+  result.scores = fold_scores(n, k, fold_images, [&](int64_t first, int64_t count) {
+    std::vector<Var> captions;
+    for (int64_t c = first * k; c < (first + count) * k; c += 500) {
+      PaddedBatch b = caption_batch(set, c, std::min<int64_t>(500, (first + count) * k - c));
+      captions.push_back(model.encode_captions(b.ids, b.mask));
+    }
+    std::vector<int64_t> rows(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) rows[i] = first + i;
+    Var images = model.encode_images(constant(feature_rows(set, rows)));
+    return model.errors(concat(captions, 0), images).value();
+  });
+  int64_t batches = 0;
+  for (int64_t first = 0; first + 1 < n; first += batch, ++batches) {
+    const int64_t count = std::min(batch, n - first);
+    std::vector<int64_t> images, captions;
+    for (int64_t i = 0; i < count; ++i) images.push_back(first + i), captions.push_back((first + i) * k);
+    PaddedBatch b = pad_batch(set.captions, captions);
+    result.loss += model.loss(b.ids, b.mask, constant(feature_rows(set, images))).item();
+  }
+  result.loss /= std::max<int64_t>(batches, 1);
+  return result;
+}
+
+int train(int argc, char** argv) {
+  RunOptions run_options;
+  run_options.out = "runs/order_embedding";
+  OeConfig cfg;
+  CLI::App app{"Image–caption retrieval with order-embeddings (Vendrov et al. 2016; Zhang & Sennrich 2019, Table 7)"};
+  add_run_options(app, run_options);
+  app.add_option("--features", cfg.features, "image features, a .npy matrix (N, D); empty: the synthetic task");
+  app.add_option("--captions", cfg.captions,
+                 "caption files: K files of N lines, or one file of N·K lines grouped by image")
+      ->delimiter(',');
+  app.add_option("--captions-per-image", cfg.captions_per_image, "K when --captions is one file")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--norm", cfg.norm, "the normalization inside the GRU")
+      ->check(CLI::IsMember({"none", "layernorm", "rmsnorm", "prmsnorm"}));
+  app.add_option("--p", cfg.p, "pRMSNorm's fraction of units")->check(CLI::Range(0.0f, 1.0f));
+  app.add_option("--eps", cfg.eps, "ε of the norms (inside the square root)")->check(CLI::PositiveNumber);
+  app.add_option("--method", cfg.method, "order (order-violation penalty) or cosine (the symmetric baseline)")
+      ->check(CLI::IsMember({"order", "cosine"}));
+  app.add_option("--margin", cfg.margin, "contrastive margin (0: 0.05 for order, 0.2 for cosine)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--word-dim", cfg.word_dim, "word vector size")->check(CLI::PositiveNumber);
+  app.add_option("--embed-dim", cfg.embed_dim, "GRU hidden size and joint space size")->check(CLI::PositiveNumber);
+  app.add_option("--batch", cfg.batch, "caption–image pairs per step")->check(CLI::Range(2, 1 << 20));
+  app.add_option("--lr", cfg.lr, "Adam learning rate")->check(CLI::PositiveNumber);
+  app.add_option("--clip", cfg.clip, "each parameter's gradient norm is clipped to this")->check(CLI::PositiveNumber);
+  app.add_option("--steps", cfg.steps, "training steps")->check(CLI::PositiveNumber);
+  app.add_option("--eval-every", cfg.eval_every, "steps between validations")->check(CLI::PositiveNumber);
+  app.add_option("--min-count", cfg.min_count, "words seen fewer times in training become <unk>")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--fold-images", cfg.fold_images, "images per evaluation fold")->check(CLI::PositiveNumber);
+  app.add_option("--synthetic-images", cfg.synthetic_images, "images of the synthetic task")
+      ->check(CLI::Range(10, 1 << 24));
+  app.add_option("--synthetic-dim", cfg.synthetic_dim, "feature size of the synthetic images")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--stop-after", cfg.stop_after, "stop after this step as if interrupted (for testing --resume)")
+      ->check(CLI::NonNegativeNumber);
+  if (auto exit_code = parse_flags(app, argc, argv)) return *exit_code;
+  check(cfg.features.empty() == cfg.captions.empty(),
+        "--features and --captions go together (both empty: the "
+        "synthetic task)");
+
+  Run run(app, run_options);
+  CaptionCorpus corpus = cfg.features.empty()
+                             ? synthetic_corpus(cfg.synthetic_images, cfg.synthetic_dim, 5, run_options.seed + 100)
+                             : read_corpus(cfg.features, cfg.captions, cfg.captions_per_image);
+  run.note(corpus.description);
+  Splits splits = split_corpus(corpus, cfg.min_count);
+  run.note(splits.description);
+  check(splits.train.num_images() >= 2 && splits.valid.num_images() >= 2,
+        "order_embedding: {} images are too few to split (need at least 2 for training and 2 for validation)",
+        corpus.num_images());
+
+  OrderEmbeddingOptions model_options;
+  model_options.vocab_size = splits.vocab.size();
+  model_options.word_dim = cfg.word_dim;
+  model_options.embed_dim = cfg.embed_dim;
+  model_options.image_dim = corpus.features.dim(1);
+  model_options.norm.kind = parse_norm_kind(cfg.norm);
+  model_options.norm.p = cfg.p;
+  model_options.norm.eps = cfg.eps;
+  model_options.similarity = parse_similarity(cfg.method);
+  model_options.margin = cfg.margin;
+  Generator init_gen(run_options.seed);
+  OrderEmbeddingModel model(model_options, init_gen);
+  run.note(fmt::format("order-embedding model, {} parameters, norm {}, {} similarity, margin {}",
+                       model.parameter_count(), cfg.norm, cfg.method, model.margin()));
+
+  std::vector<int64_t> lengths;
+  for (const auto& c : splits.train.captions) lengths.push_back(static_cast<int64_t>(c.size()));
+  BatchCursor cursor(distinct_image_batches(lengths, splits.train.captions_per_image, cfg.batch), run_options.seed + 1);
+  Adam adam(model.named_parameters(), AdamOptions{.lr = cfg.lr});
+  run.note(fmt::format("{} steps of up to {} pairs ({} per epoch); Adam lr {}; per-parameter clip {}", cfg.steps,
+                       cfg.batch, cursor.batches_per_epoch(), cfg.lr, cfg.clip));
+
+  const std::string checkpoint = run.path("checkpoint.safetensors"), best = run.path("best.safetensors");
+  TrainingProgress progress;
+  progress.cursor = &cursor;
+  progress.best_metric = -1.0;
+  if (run.resuming()) {
+    load_training_checkpoint(checkpoint, model, adam, progress);
+    run.note(fmt::format("resumed from {} at step {}", checkpoint, progress.step));
+  }
+  const int64_t per_epoch = cursor.batches_per_epoch();
+  auto epoch_of = [&](int64_t step) { return static_cast<double>(step) / per_epoch; };
+
+  auto validate_and_save = [&](int64_t step) {
+    auto paused = run.pause_clock();
+    Evaluation valid = evaluate(model, splits.valid, cfg.fold_images, cfg.batch);
+    auto fields = valid.scores.fields();
+    fields.emplace_back("epoch", epoch_of(step));
+    run.log_eval("valid", step, valid.loss, fields);
+    progress.step = step;
+    progress.epoch = cursor.epoch();
+    progress.train_seconds = run.train_seconds();
+    if (valid.scores.rsum() > progress.best_metric) {
+      progress.best_metric = valid.scores.rsum();
+      save_training_checkpoint(best, model, adam, progress, run.settings_json());
+      run.note(fmt::format("step {}: best validation R@1+R@5+R@10 (image retrieval) so far, {:.2f}; kept in {}", step,
+                           progress.best_metric, best));
+    }
+    save_training_checkpoint(checkpoint, model, adam, progress, run.settings_json());
+  };
+
+  int64_t step = progress.step;
+  run.begin_training(step);
+  if (step == 0) validate_and_save(0);
+  ProgressBar bar(cfg.steps, "train");
+  double interval_loss = 0.0;
+  int64_t interval_seen = 0;
+  bool stopped = false;
+  while (step < cfg.steps) {
+    const Batch& batch = cursor.next();
+    PaddedBatch captions = pad_batch(splits.train.captions, batch);
+    std::vector<int64_t> images;
+    for (int64_t c : batch) images.push_back(c / splits.train.captions_per_image);
+    Var loss = model.loss(captions.ids, captions.mask, constant(feature_rows(splits.train, images)));
+    adam.zero_grad();
+    loss.backward();
+    clip_grad_norm_per_parameter(model.named_parameters(), cfg.clip);
+    adam.step();
+    ++step;
+    const double loss_value = loss.item();
+    check_finite_loss(step, loss_value);
+    interval_loss += loss_value;
+    interval_seen += 1;
+    tape().clear();
+    bar.update(step);
+    if (step % run_options.log_every == 0 || step == cfg.steps) {
+      run.log_train(step, interval_loss / interval_seen, {{"epoch", epoch_of(step)}});
+      interval_loss = 0.0;
+      interval_seen = 0;
+    }
+    if (step % cfg.eval_every == 0 || step == cfg.steps) validate_and_save(step);
+    if (step == cfg.stop_after) {
+      run.note(fmt::format("stopping after step {} (--stop-after)", step));
+      stopped = true;
+      break;
+    }
+  }
+  bar.finish();
+  if (stopped) return 0;
+
+  // The selected model on the test images. (Its validation scores are on the
+  // valid line of its step; logging them again here would put two points at
+  // the last step of the validation curve.)
+  if (splits.test.num_images() >= 2) {
+    TrainingProgress best_progress;
+    load_training_checkpoint(best, model, adam, best_progress);
+    auto paused = run.pause_clock();
+    run.note(fmt::format("the best model (step {}) on the test images", best_progress.step));
+    Evaluation test = evaluate(model, splits.test, cfg.fold_images, cfg.batch);
+    auto fields = test.scores.fields();
+    fields.emplace_back("selected_step", static_cast<double>(best_progress.step));
+    run.log_eval("test", step, test.loss, fields);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return run_main([&] { return train(argc, argv); });
+}

@@ -1,0 +1,79 @@
+// Order-embeddings; the model and the loss are described in order_embedding.h.
+#include "models/order_embedding.h"
+
+#include "autograd/order_violation.h"
+#include "core/error.h"
+
+namespace rg {
+
+SimilarityKind parse_similarity(std::string_view name) {
+  if (name == "order") return SimilarityKind::Order;
+  if (name == "cosine") return SimilarityKind::Cosine;
+  throw Error(fmt::format("unknown similarity '{}' (order|cosine)", name));
+}
+
+Var l2_normalize_rows(const Var& x, float eps) {
+  check(x.rank() == 2, "l2_normalize_rows: x must be [N, D], got {}", x.shape());
+  return x * rsqrt(sum(square(x), 1, true) + eps);
+}
+
+Var contrastive_loss(const Var& errors, float margin) {
+  check(errors.rank() == 2 && errors.dim(0) == errors.dim(1),
+        "contrastive_loss: errors must be [B, B] for B matching pairs, got {}", errors.shape());
+  const int64_t b = errors.dim(0);
+  // The matching pairs' errors d_i = E[i, i], and a mask that drops them from
+  // the sum (a pair is not its own negative).
+  Tensor eye = Tensor::zeros(Shape{b, b});
+  Tensor off_diagonal = Tensor::full(Shape{b, b}, 1.0f);
+  for (int64_t i = 0; i < b; ++i) {
+    eye.data()[i * b + i] = 1.0f;
+    off_diagonal.data()[i * b + i] = 0.0f;
+  }
+  Var diagonal = sum(errors * constant(eye), 1, false);              // [B]
+  Var margin_minus = margin - errors;                                // m − E[i, j]
+  Var per_image = relu(margin_minus + reshape(diagonal, {1, b}));    // + E[j, j]
+  Var per_caption = relu(margin_minus + reshape(diagonal, {b, 1}));  // + E[i, i]
+  return sum((per_image + per_caption) * constant(off_diagonal));
+}
+
+OrderEmbeddingModel::OrderEmbeddingModel(const OrderEmbeddingOptions& options, Generator& gen) : options_(options) {
+  check(options.vocab_size > 0, "OrderEmbeddingModel: vocab_size must be positive, got {}", options.vocab_size);
+  if (options_.margin == 0.0f) options_.margin = options.similarity == SimilarityKind::Order ? 0.05f : 0.2f;
+  words = register_module("words",
+                          std::make_shared<Embedding>(options.vocab_size, options.word_dim, gen, options.init_stddev));
+  GRUInit gru_init;
+  gru_init.stddev = options.init_stddev;
+  gru = register_module("gru",
+                        std::make_shared<GRU>(options.word_dim, options.embed_dim, options.norm, gen, false, gru_init));
+  image_encoder = register_module("image_encoder", std::make_shared<Linear>(options.image_dim, options.embed_dim, gen));
+}
+
+Var OrderEmbeddingModel::to_joint_space(const Var& x) const {
+  Var unit = l2_normalize_rows(x, options_.l2_eps);
+  return options_.similarity == SimilarityKind::Order ? abs(unit) : unit;
+}
+
+Var OrderEmbeddingModel::encode_captions(const Indices& ids, const Tensor& mask) {
+  check(ids.shape.rank() == 2, "OrderEmbeddingModel: caption ids must be [T, B], got {}", ids.shape);
+  return to_joint_space(gru->last_state(words->forward(ids), mask));
+}
+
+Var OrderEmbeddingModel::encode_images(const Var& features) {
+  check(features.rank() == 2 && features.dim(1) == options_.image_dim,
+        "OrderEmbeddingModel: image features must be [N, {}], got {}", options_.image_dim, features.shape());
+  return to_joint_space(image_encoder->forward(features));
+}
+
+Var OrderEmbeddingModel::errors(const Var& captions, const Var& images) const {
+  if (options_.similarity == SimilarityKind::Order) return order_violation(captions, images);
+  return neg(matmul(captions, images, false, true));
+}
+
+Var OrderEmbeddingModel::loss(const Indices& ids, const Tensor& mask, const Var& features) {
+  check(ids.shape.rank() == 2 && features.rank() == 2 && ids.shape[1] == features.dim(0),
+        "OrderEmbeddingModel: {} captions [T, B] = {} but {} images", ids.shape.rank() == 2 ? ids.shape[1] : -1,
+        ids.shape, features.rank() == 2 ? features.dim(0) : -1);
+  return contrastive_loss(errors(encode_captions(ids, mask), encode_images(features)), margin());
+}
+
+}  // namespace rg
