@@ -1,6 +1,8 @@
 // The paper-style results table over sibling run directories.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -46,7 +48,7 @@ TEST_CASE("the table shows the final metric, the median time and the speedup aga
   REQUIRE(dirs.size() == 3);
 
   TableOptions options;
-  options.metric = "error_pct";
+  options.metrics = {"error_pct"};
   options.splits = {"valid", "test"};
   const std::string table = results_table(dirs, options);
   // Paper order: none, layernorm, rmsnorm; no test lines → "–".
@@ -64,6 +66,17 @@ TEST_CASE("the table shows the final metric, the median time and the speedup aga
   CHECK(ln.label == "layernorm");
   CHECK(ln.seconds == doctest::Approx(20.0));
   CHECK(ln.metric[0] == doctest::Approx(12.25));
+
+  // Several metrics per split (Table 7's recalls): split-major columns.
+  options.metrics = {"error_pct", "loss"};
+  options.splits = {"valid", "test"};
+  ln = summarize_run(tmp.path / "a", options);
+  REQUIRE(ln.metric.size() == 4);
+  CHECK(ln.metric[0] == doctest::Approx(12.25));  // valid error_pct
+  CHECK(ln.metric[1] == doctest::Approx(1.1));    // valid loss, from the last valid line
+  CHECK(std::isnan(ln.metric[2]));
+  CHECK(results_table(dirs, options).rfind("| norm      | valid error_pct | valid loss | test error_pct | test loss |", 0) ==
+        0);
 }
 
 TEST_CASE("bad run directories are named in the error") {

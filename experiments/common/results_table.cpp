@@ -75,7 +75,8 @@ RunSummary summarize_run(const fs::path& dir, const TableOptions& options) {
     json c = json::parse(config, nullptr, false);
     if (!c.is_discarded() && c.contains("norm") && c["norm"].is_string()) s.label = c["norm"].get<std::string>();
   }
-  s.metric.assign(options.splits.size(), kMissing);
+  const size_t per_split = options.metrics.size();
+  s.metric.assign(options.splits.size() * per_split, kMissing);
   std::vector<double> per_1k;
   double steps_per_epoch = kMissing;
   const fs::path metrics = dir / "metrics.jsonl";
@@ -94,9 +95,13 @@ RunSummary summarize_run(const fs::path& dir, const TableOptions& options) {
       if (line.contains("epoch") && line["epoch"].is_number() && line["epoch"].get<double>() > 0)
         steps_per_epoch = line["step"].get<double>() / line["epoch"].get<double>();
     }
-    for (size_t i = 0; i < options.splits.size(); ++i)
-      if (split == options.splits[i] && line.contains(options.metric) && line[options.metric].is_number())
-        s.metric[i] = line[options.metric].get<double>();
+    for (size_t i = 0; i < options.splits.size(); ++i) {
+      if (split != options.splits[i]) continue;
+      for (size_t m = 0; m < per_split; ++m) {
+        const std::string& name = options.metrics[m];
+        if (line.contains(name) && line[name].is_number()) s.metric[i * per_split + m] = line[name].get<double>();
+      }
+    }
   }
   const double seconds_per_step = median(per_1k) / 1000.0;
   switch (options.time) {
@@ -119,7 +124,8 @@ std::string results_table(const std::vector<fs::path>& dirs, const TableOptions&
     if (r.label == "layernorm") layernorm = r.seconds;
 
   std::vector<std::string> header = {"norm"};
-  for (const std::string& split : options.splits) header.push_back(split + " " + options.metric);
+  for (const std::string& split : options.splits)
+    for (const std::string& metric : options.metrics) header.push_back(split + " " + metric);
   header.push_back(time_header(options.time));
   header.push_back("speedup vs LayerNorm");
   std::vector<std::vector<std::string>> rows;

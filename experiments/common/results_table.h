@@ -2,6 +2,7 @@
 // The paper's results tables, made from sibling run directories.
 //
 //   build/bin/paper_table runs/cifar10 --metric error_pct --split valid,test --time epoch
+//   build/bin/paper_table runs/oe --metric image_r1,image_r5,image_r10,image_mean_r --split test
 //
 //   | norm      | valid error_pct | test error_pct | s per epoch | speedup |
 //   |-----------|-----------------|----------------|-------------|---------|
@@ -11,8 +12,9 @@
 // For each run (a directory holding metrics.jsonl; a directory without one
 // stands for its subdirectories that have one):
 //  - the label is config.json's "norm" (else the directory name);
-//  - each split's column is the metric on that split's LAST line carrying it
-//    (the final model, as the paper reports), or "–";
+//  - one column per split and metric (split-major: every metric of the first
+//    split, then of the next), each the metric on that split's LAST line
+//    carrying it (the final or selected model, as the paper reports), or "–";
 //  - the time is the median of the train lines' sec_per_1k_steps (robust to
 //    the first interval's warm-up and to pauses), scaled to the unit: per 1k
 //    steps, per 0.1k steps, or per epoch (steps per epoch = step / epoch of
@@ -30,7 +32,7 @@ namespace rg {
 enum class TimeUnit { Per1k, Per100, PerEpoch };
 
 struct TableOptions {
-  std::string metric = "loss";
+  std::vector<std::string> metrics = {"loss"};
   std::vector<std::string> splits = {"valid"};
   TimeUnit time = TimeUnit::Per1k;
   int decimals = 2;
@@ -39,7 +41,7 @@ struct TableOptions {
 struct RunSummary {
   std::string label;
   std::filesystem::path dir;
-  std::vector<double> metric;  // one per split; NaN when absent
+  std::vector<double> metric;  // [split][metric], split-major; NaN when absent
   double seconds = 0.0;        // in the table's unit; NaN when unknown
 };
 

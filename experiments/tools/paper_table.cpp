@@ -18,7 +18,9 @@ int main(int argc, char** argv) {
     rg::TimeUnit unit = rg::TimeUnit::Per1k;
     CLI::App app{"The paper-style results table over run directories"};
     app.add_option("runs", paths, "run directories, or folders of sibling runs")->required();
-    app.add_option("--metric", options.metric, "the quality metric of the eval lines")->capture_default_str();
+    app.add_option("--metric", options.metrics, "the quality metric(s) of the eval lines, comma-separated")
+        ->delimiter(',')
+        ->capture_default_str();
     app.add_option("--split", options.splits, "splits to show, comma-separated")->delimiter(',')->capture_default_str();
     const std::map<std::string, rg::TimeUnit> units = {
         {"1k", rg::TimeUnit::Per1k}, {"0.1k", rg::TimeUnit::Per100}, {"epoch", rg::TimeUnit::PerEpoch}};
