@@ -17,8 +17,10 @@
 // would write and read seven [B, H] tensors each way; this writes one.
 #include "autograd/rnn_ops.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
+#include <vector>
 
 #include "autograd/tape.h"
 #include "core/error.h"
@@ -33,10 +35,16 @@ struct GruSaved {
   Tensor r, u, c;  // [B, H]
 };
 
-// dst[i] += value, or dst[i] = value when the buffer is fresh (see
-// Node::input_grad): every element is written exactly once per backward.
-inline void put(float* dst, bool fresh, int64_t i, float value) {
-  if (dst) dst[i] = (fresh ? 0.0f : dst[i]) + value;
+// dst[0, n) += src, or = src when the buffer is fresh (see Node::input_grad):
+// every element is written exactly once per backward. Skipped without dst.
+inline void put_row(float* dst, bool fresh, const float* src, int64_t n) {
+  if (!dst) return;
+  if (fresh) {
+    std::copy_n(src, n, dst);
+    return;
+  }
+#pragma omp simd
+  for (int64_t j = 0; j < n; ++j) dst[j] += src[j];
 }
 
 }  // namespace
@@ -61,13 +69,17 @@ Var gru_update(const Var& x_gates, const Var& h_gates, const Var& x_cand, const 
   const float *xc = x_cand.value().data(), *hc = h_cand.value().data(), *hp = h_prev.value().data();
   const float* m = mask.defined() ? mask.data() : nullptr;
   float *r = saved->r.data(), *u = saved->u.data(), *c = saved->c.data(), *out = h.data();
-  parallel_for(batch, std::max<int64_t>(1, 2048 / hidden), [&](int64_t lo, int64_t hi) {
+  // The pointers are captured by value: read through the closure, every
+  // load would first reload the pointer and the loop would not vectorise.
+  parallel_for(batch, std::max<int64_t>(1, 2048 / hidden), [=](int64_t lo, int64_t hi) {
     for (int64_t b = lo; b < hi; ++b) {
       const float mb = m ? m[b] : 1.0f;
-      const int64_t g = b * 2 * hidden, k = b * hidden;
+      const float *xr = xg + b * 2 * hidden, *xu = xr + hidden, *hr = hg + b * 2 * hidden, *hu = hr + hidden;
+      const int64_t k = b * hidden;
+#pragma omp simd
       for (int64_t j = 0; j < hidden; ++j) {
-        const float rj = fast_sigmoid(xg[g + j] + hg[g + j]);
-        const float uj = fast_sigmoid(xg[g + hidden + j] + hg[g + hidden + j]);
+        const float rj = fast_sigmoid(xr[j] + hr[j]);
+        const float uj = fast_sigmoid(xu[j] + hu[j]);
         const float cj = fast_tanh(xc[k + j] + rj * hc[k + j]);
         r[k + j] = rj, u[k + j] = uj, c[k + j] = cj;
         out[k + j] = mb * (uj * hp[k + j] + (1.0f - uj) * cj) + (1.0f - mb) * hp[k + j];
@@ -90,26 +102,35 @@ Var gru_update(const Var& x_gates, const Var& h_gates, const Var& x_cand, const 
         const float *r = saved->r.data(), *u = saved->u.data(), *c = saved->c.data();
         const float* m = mask_copy.defined() ? mask_copy.data() : nullptr;
         parallel_for(batch, std::max<int64_t>(1, 2048 / hidden), [&](int64_t lo, int64_t hi) {
+          // One row's five gradient terms, computed in one vectorised pass
+          // and then added to whichever inputs need them.
+          std::vector<float> scratch(static_cast<size_t>(5 * hidden));
+          float *da_r = scratch.data(), *da_u = da_r + hidden, *da_c = da_u + hidden;
+          float *dhc_row = da_c + hidden, *dhp_row = dhc_row + hidden;
           for (int64_t b = lo; b < hi; ++b) {
             const float mb = m ? m[b] : 1.0f;
             const int64_t g = b * 2 * hidden, k = b * hidden;
+#pragma omp simd
             for (int64_t j = 0; j < hidden; ++j) {
               const int64_t i = k + j;
               const float delta = d[i];
               const float du = mb * delta * (hp[i] - c[i]);
-              const float da_c = mb * delta * (1.0f - u[i]) * (1.0f - c[i] * c[i]);
-              const float da_r = da_c * hc[i] * r[i] * (1.0f - r[i]);
-              const float da_u = du * u[i] * (1.0f - u[i]);
-              // In input order: if one Var is passed twice, its first slot
-              // was the fresh one and must be written before the second adds.
-              put(dxg, assign[0], g + j, da_r);
-              put(dxg, assign[0], g + hidden + j, da_u);
-              put(dhg, assign[1], g + j, da_r);
-              put(dhg, assign[1], g + hidden + j, da_u);
-              put(dxc, assign[2], i, da_c);
-              put(dhc, assign[3], i, da_c * r[i]);
-              put(dhp, assign[4], i, delta * (mb * u[i] + 1.0f - mb));
+              const float dac = mb * delta * (1.0f - u[i]) * (1.0f - c[i] * c[i]);
+              da_r[j] = dac * hc[i] * r[i] * (1.0f - r[i]);
+              da_u[j] = du * u[i] * (1.0f - u[i]);
+              da_c[j] = dac;
+              dhc_row[j] = dac * r[i];
+              dhp_row[j] = delta * (mb * u[i] + 1.0f - mb);
             }
+            // In input order: if one Var is passed twice, its first slot
+            // was the fresh one and must be written before the second adds.
+            put_row(dxg ? dxg + g : nullptr, assign[0], da_r, hidden);
+            put_row(dxg ? dxg + g + hidden : nullptr, assign[0], da_u, hidden);
+            put_row(dhg ? dhg + g : nullptr, assign[1], da_r, hidden);
+            put_row(dhg ? dhg + g + hidden : nullptr, assign[1], da_u, hidden);
+            put_row(dxc ? dxc + k : nullptr, assign[2], da_c, hidden);
+            put_row(dhc ? dhc + k : nullptr, assign[3], dhc_row, hidden);
+            put_row(dhp ? dhp + k : nullptr, assign[4], dhp_row, hidden);
           }
         });
       });

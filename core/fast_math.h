@@ -8,7 +8,11 @@
 // exp(x): write x = n·ln2 + r with integer n and |r| ≤ ln2/2 (ln2 split into
 // a high and a low part so r is exact), evaluate e^r by its degree-6 Taylor-
 // like minimax polynomial (Cephes' coefficients), and scale by 2^n by adding
-// n to the float's exponent bits.
+// n to the float's exponent bits. n = round(x·log2 e) is taken as
+// (y + 1.5·2²³) − 1.5·2²³: adding 1.5·2²³ leaves no bits below the units, so
+// the sum is rounded to an integer (to nearest, ties to even) and the
+// subtraction is exact; valid for |y| < 2²² and here |y| ≤ 128. GCC 12 cannot
+// vectorise __builtin_roundevenf, which kept every loop calling this scalar.
 #include <bit>
 #include <cstdint>
 
@@ -16,7 +20,8 @@ namespace rg {
 
 inline float fast_exp(float x) {
   x = x < -87.3f ? -87.3f : (x > 88.7f ? 88.7f : x);
-  const float n = __builtin_roundevenf(x * 1.44269504088896341f);
+  constexpr float kRound = 12582912.0f;  // 1.5·2²³
+  const float n = (x * 1.44269504088896341f + kRound) - kRound;
   float r = x - n * 0.693359375f;  // ln2, high part (exact in float)
   r = r - n * -2.12194440e-4f;     // ln2, low part
   float p = 1.9875691500e-4f;
