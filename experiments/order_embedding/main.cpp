@@ -102,7 +102,7 @@ Evaluation evaluate(OrderEmbeddingModel& model, const RetrievalSet& set, int64_t
   });
   int64_t batches = 0;
   for (int64_t first = 0; first + 1 < n; first += batch, ++batches) {
-    const int64_t count = std::min(batch, n - first);
+    const int64_t count = std::min(batch, n - first);  // ≥ 2: one pair has no negatives
     std::vector<int64_t> images, captions;
     for (int64_t i = 0; i < count; ++i) images.push_back(first + i), captions.push_back((first + i) * k);
     PaddedBatch b = pad_batch(set.captions, captions);
