@@ -353,7 +353,7 @@ TEST_CASE("the real Multi30k features and captions (../shared/data), when presen
   const fs::path dir = fs::path(RG_SHARED_DATA_DIR) / "multi30k";
   const fs::path features = dir / "features" / "test_2016_flickr-resnet50-avgpool.npy";
   if (!fs::exists(features)) {
-    MESSAGE("skipped: " << features.string() << " is not here (real-data case)");
+    MESSAGE("skipped: " << features.string() << " does not exist (a fresh clone without ../shared/data)");
     return;
   }
   std::vector<std::string> captions;
