@@ -117,7 +117,12 @@ class LiteralParser {
         expect(close);
         break;
       }
-      if (v.kind == PyValue::Tuple && v.items.size() == 1 && !comma) v = std::move(v.items[0]);  // "(5)" is 5
+      if (v.kind == PyValue::Tuple && v.items.size() == 1 && !comma) {
+        // "(5)" is 5. Moved out first: assigning v from its own element
+        // would free that element while it is being read.
+        PyValue inner = std::move(v.items[0]);
+        v = std::move(inner);
+      }
     } else if (c == '-' || (c >= '0' && c <= '9')) {
       v.kind = PyValue::Int;
       const bool negative = eat('-');
