@@ -10,6 +10,7 @@
 
 #include "experiments/common/checkpoint.h"
 #include "rmsgrad.h"
+#include "test_util.h"
 
 using namespace rg;
 namespace fs = std::filesystem;
@@ -32,14 +33,7 @@ Checkpoint sample() {
   return c;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 void write_bytes(const fs::path& p, const std::string& bytes) {
   std::ofstream(p, std::ios::binary) << bytes;

@@ -18,21 +18,15 @@
 #include "experiments/cifar10/zca.h"
 #include "models/convpool_cnn.h"
 #include "rmsgrad.h"
+#include "test_util.h"
 
 using namespace rg;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& tag)
-      : path(fs::temp_directory_path() / ("rg_cifar_" + tag + "_" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using test::metric_lines;
+using test::TempDir;
 
 // Record i: label i % 10, pixel p = (i + p) % 256.
 void write_records(const fs::path& file, int count, int extra_bytes = 0) {
@@ -46,25 +40,9 @@ void write_records(const fs::path& file, int count, int extra_bytes = 0) {
 
 // Runs the driver; returns its exit code and leaves stdout+stderr in `output`.
 int run_driver(const std::string& args, const fs::path& dir, std::string& output) {
-  const fs::path log = dir / "driver_output.txt";
-  const std::string command = std::string(RG_CIFAR10_BIN) + " " + args + " > " + log.string() + " 2>&1";
-  const int status = std::system(command.c_str());
-  std::ifstream in(log);
-  std::stringstream text;
-  text << in.rdbuf();
-  output = text.str();
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return test::run_program(RG_CIFAR10_BIN, args, dir, output);
 }
 
-std::vector<nlohmann::json> metric_lines(const fs::path& run, const std::string& split) {
-  std::vector<nlohmann::json> lines;
-  std::ifstream in(run / "metrics.jsonl");
-  for (std::string text; std::getline(in, text);) {
-    nlohmann::json j = nlohmann::json::parse(text);
-    if (j["split"] == split) lines.push_back(j);
-  }
-  return lines;
-}
 
 }  // namespace
 

@@ -16,22 +16,14 @@
 #include "core/error.h"
 #include "experiments/common/npy.h"
 #include "rmsgrad.h"
+#include "test_util.h"
 
 using namespace rg;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& tag)
-      : path(fs::temp_directory_path() / ("rg_npy_" + tag + "_" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
+using test::TempDir;
 
 void write_bytes(const std::string& file, const std::string& bytes) {
   std::ofstream out(file, std::ios::binary);

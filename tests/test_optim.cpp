@@ -41,14 +41,7 @@ void set_grad(Var& v, std::initializer_list<float> values) {
   v.grad().copy_from(Tensor::from(v.shape(), values));
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test::error_of;
 
 // Tolerance for the torch.optim runs: |got − want| ≤ 1e-6, absolute.
 //

@@ -31,48 +31,17 @@ namespace {
 
 Tensor T(const json& j) { return test::tensor_from_json(j); }
 
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& tag)
-      : path(fs::temp_directory_path() / ("rg_oe_" + tag + "_" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using test::error_of;
+using test::metric_lines;
+using test::TempDir;
 
 void write_text(const fs::path& file, const std::string& text) { std::ofstream(file) << text; }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
 // Runs the driver; returns its exit code and leaves stdout+stderr in `output`.
 int run_driver(const std::string& args, const fs::path& dir, std::string& output) {
-  const fs::path log = dir / "driver_output.txt";
-  const std::string command = std::string(RG_ORDER_EMBEDDING_BIN) + " " + args + " > " + log.string() + " 2>&1";
-  const int status = std::system(command.c_str());
-  std::ifstream in(log);
-  std::stringstream text;
-  text << in.rdbuf();
-  output = text.str();
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return test::run_program(RG_ORDER_EMBEDDING_BIN, args, dir, output);
 }
 
-std::vector<json> metric_lines(const fs::path& run, const std::string& split) {
-  std::vector<json> lines;
-  std::ifstream in(run / "metrics.jsonl");
-  for (std::string text; std::getline(in, text);) {
-    json j = json::parse(text);
-    if (j["split"] == split) lines.push_back(j);
-  }
-  return lines;
-}
 
 }  // namespace
 

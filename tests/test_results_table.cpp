@@ -10,17 +10,14 @@
 
 #include "core/error.h"
 #include "experiments/common/results_table.h"
+#include "test_util.h"
 
 using namespace rg;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("rg_table_" + std::to_string(::getpid()));
-  TempDir() { fs::create_directories(path); }
-  ~TempDir() { fs::remove_all(path); }
-};
+using test::TempDir;
 
 // A run whose train lines take `per_1k` seconds per 1k steps (the first line
 // slower, as warm-up is) and whose last valid line has error `error`.
@@ -40,7 +37,7 @@ void write_run(const fs::path& dir, const std::string& norm, double per_1k, doub
 }  // namespace
 
 TEST_CASE("the table shows the final metric, the median time and the speedup against LayerNorm") {
-  TempDir tmp;
+  TempDir tmp("table");
   write_run(tmp.path / "b", "rmsnorm", 80.0, 11.5);
   write_run(tmp.path / "a", "layernorm", 100.0, 12.25);
   write_run(tmp.path / "c", "none", 50.0, 20.0);
@@ -80,7 +77,7 @@ TEST_CASE("the table shows the final metric, the median time and the speedup aga
 }
 
 TEST_CASE("bad run directories are named in the error") {
-  TempDir tmp;
+  TempDir tmp("table");
   CHECK_THROWS_WITH_AS(find_run_dirs({(tmp.path / "missing").string()}), doctest::Contains("is not a directory"), Error);
   CHECK_THROWS_WITH_AS(find_run_dirs({tmp.path.string()}), doctest::Contains("holds no run"), Error);
   fs::create_directories(tmp.path / "r");

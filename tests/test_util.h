@@ -1,13 +1,22 @@
 #pragma once
 // Shared helpers for the test suites: reading tensors from the PyTorch
-// reference files and comparing with a reasoned tolerance.
+// reference files and comparing with a reasoned tolerance; a scratch
+// directory, an error's message, and running a driver and reading its metrics.
 #include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
+#include <vector>
 
+#include "core/error.h"
 #include "core/tensor.h"
 
 namespace rg::test {
@@ -41,6 +50,55 @@ inline bool all_close(const Tensor& got, const Tensor& want, float atol, float r
     }
   }
   return true;
+}
+
+// A fresh directory under the system's temp folder, removed with its
+// contents when the test ends; named by tag and process id.
+struct TempDir {
+  std::filesystem::path path;
+  explicit TempDir(const std::string& tag)
+      : path(std::filesystem::temp_directory_path() / ("rg_" + tag + "_" + std::to_string(::getpid()))) {
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string file(const std::string& name) const { return (path / name).string(); }
+};
+
+// The message of the rg::Error that f throws, or "(no error)".
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// Runs `program args` through the shell with stdout and stderr captured in
+// dir/driver_output.txt; returns the exit code and leaves the text in `output`.
+inline int run_program(const std::string& program, const std::string& args, const std::filesystem::path& dir,
+                       std::string& output) {
+  const std::filesystem::path log = dir / "driver_output.txt";
+  const int status = std::system((program + " " + args + " > " + log.string() + " 2>&1").c_str());
+  std::ifstream in(log);
+  std::stringstream text;
+  text << in.rdbuf();
+  output = text.str();
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// The lines of a run's metrics.jsonl whose split is `split`, in order.
+inline std::vector<nlohmann::json> metric_lines(const std::filesystem::path& run, const std::string& split) {
+  std::vector<nlohmann::json> lines;
+  std::ifstream in(run / "metrics.jsonl");
+  for (std::string text; std::getline(in, text);) {
+    nlohmann::json j = nlohmann::json::parse(text);
+    if (j["split"] == split) lines.push_back(j);
+  }
+  return lines;
 }
 
 }  // namespace rg::test

@@ -164,8 +164,10 @@ Splits split_corpus(const CaptionCorpus& corpus, int64_t min_count) {
 }
 
 EpochPlanner distinct_image_batches(std::vector<int64_t> caption_lengths, int64_t k, int64_t batch_size) {
-  check(k > 0 && batch_size > 0 && static_cast<int64_t>(caption_lengths.size()) % k == 0,
+  check(k > 0 && static_cast<int64_t>(caption_lengths.size()) % k == 0,
         "distinct_image_batches: {} captions do not make whole images of {} captions", caption_lengths.size(), k);
+  check(batch_size >= 2, "distinct_image_batches: a batch needs at least 2 pairs (a pair has no negatives), got {}",
+        batch_size);
   return [lengths = std::move(caption_lengths), k, batch_size](Generator& gen) {
     const int64_t n = static_cast<int64_t>(lengths.size()) / k;
     // Each image's captions in its own random order: pass p uses order[i][p].
@@ -185,8 +187,7 @@ EpochPlanner distinct_image_batches(std::vector<int64_t> caption_lengths, int64_
         const auto first = captions.begin() + begin, last = captions.begin() + std::min(n, begin + chunk);
         std::stable_sort(first, last, [&](int64_t a, int64_t b) { return lengths[a] < lengths[b]; });
         for (auto it = first; it < last; it += std::min<int64_t>(batch_size, last - it))
-          if (last - it >= 2 || batch_size == 1)
-            pass_batches.emplace_back(it, it + std::min<int64_t>(batch_size, last - it));
+          if (last - it >= 2) pass_batches.emplace_back(it, it + std::min<int64_t>(batch_size, last - it));
       }
       shuffle(pass_batches, gen);
       plan.insert(plan.end(), pass_batches.begin(), pass_batches.end());
