@@ -2,7 +2,7 @@
 # Installs the Debian packages the build needs, if any are missing.
 # Usage: scripts/deps.sh [extra-package ...]
 set -euo pipefail
-packages=(cmake g++ make pkg-config libopenblas-dev libfmt-dev doctest-dev libstb-dev
+packages=(cmake g++ make pkg-config libopenblas-dev libopenblas-openmp-dev libfmt-dev doctest-dev libstb-dev
           nlohmann-json3-dev libcli11-dev zlib1g-dev "$@")
 missing=()
 for p in "${packages[@]}"; do
