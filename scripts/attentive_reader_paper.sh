@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The paper's Table 6 and Figure 5 from one command: trains the attentive
+# reader with each normalization inside its LSTMs into sibling run
+# directories, then prints the table (seconds per 0.1k and per 1k training
+# steps, the speedup against LayerNorm, the final validation error) and draws
+# the validation error against steps, one line per norm.
+#
+#   scripts/attentive_reader_paper.sh OUT [attentive_reader flags ...]
+#   scripts/attentive_reader_paper.sh runs/reader-babi1 --babi1 --steps 1500 --eval-every 50
+#
+# --babi1 stands for bAbI task 1 from ../shared/data (--format babi --data
+# …/qa1_single-supporting-fact_train.txt; a tenth of its stories held out).
+# Without data flags the runs use the synthetic task. NORMS="rmsnorm
+# layernorm" overrides the list (default: none layernorm rmsnorm prmsnorm
+# batchnorm). A run whose directory holds a checkpoint is resumed, so an
+# interrupted sweep continues where it stopped. The figure needs Debian's
+# python3-matplotlib (installed when missing).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ $# -lt 1 ] || [[ "$1" == -* ]]; then
+  echo "usage: scripts/attentive_reader_paper.sh OUT [--babi1] [attentive_reader flags ...]" >&2
+  exit 2
+fi
+out=$1
+shift
+args=()
+for a in "$@"; do
+  if [ "$a" = --babi1 ]; then
+    args+=(--format babi --data ../shared/data/babi/en/qa1_single-supporting-fact_train.txt)
+  else
+    args+=("$a")
+  fi
+done
+norms=${NORMS:-"none layernorm rmsnorm prmsnorm batchnorm"}
+scripts/build.sh attentive_reader paper_table
+for norm in $norms; do
+  echo "== attentive_reader --norm $norm"
+  resume=()
+  [ -f "$out/$norm/checkpoint.safetensors" ] && resume=(--resume)
+  build/bin/attentive_reader --norm "$norm" --out "$out/$norm" "${resume[@]}" "${args[@]}"
+done
+echo
+{
+  echo "Table 6 (time per 0.1k training steps, evaluation excluded; the last validation error):"
+  echo
+  build/bin/paper_table "$out" --split valid --metric error_pct --time 0.1k --decimals 1
+  echo
+  echo "The same per 1k steps:"
+  echo
+  build/bin/paper_table "$out" --split valid --metric error_pct --time 1k --decimals 1
+} | tee "$out/tables.md"
+scripts/deps.sh python3-matplotlib
+/usr/bin/python3 scripts/plot_curves.py "$out" --metric error_pct --split valid --x step -o "$out/valid_error.png"
+echo "tables: $out/tables.md, figure: $out/valid_error.png"
