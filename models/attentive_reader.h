@@ -14,7 +14,9 @@
 //   g      = tanh(W_rg r + W_ug u)     the joint reading               [B, G]
 //   score(a_k) = W_out[a_k] · g        softmax over the K candidates only
 //
-// The attention (m, s, r) is layers/attention.h's MLPAttention with no norm;
+// The attention (m, s, r) is layers/attention.h's MLPAttention with no norm
+// (ReaderAttention::Bilinear instead scores s(t) ∝ exp(y_d(t) · W_s u), as
+// Chen et al. 2016 do);
 // g is one Linear over [r ; u]; W_out is an output vector per vocabulary word
 // (only candidates are ever scored). The loss is the cross-entropy of the
 // answer among its question's candidates; padded candidate slots score −∞.
