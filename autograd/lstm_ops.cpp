@@ -24,26 +24,34 @@
 // Composed from primitives the cell would be four slices, three sigmoids, two
 // tanh, four products, a sum and two mask blends, each writing and reading a
 // [B, H] tensor both ways; these write one tensor each.
+//
+// σ and tanh are core/fast_math.h's (within 3e-7 of libm), so every row is one
+// branch-free SIMD loop. Backward writes each input's gradient row by row in
+// input order, with one loop for a fresh buffer (assign) and one for an
+// existing one (add); the zero gradients (o from lstm_cell_state, i, f, g from
+// lstm_hidden) are written only into a fresh buffer, where adding 0 is a no-op.
 #include "autograd/lstm_ops.h"
 
 #include <algorithm>
-#include <cmath>
 #include <memory>
 
 #include "autograd/tape.h"
 #include "core/error.h"
+#include "core/fast_math.h"
 #include "core/parallel.h"
 
 namespace rg {
 
 namespace {
 
-inline float sigmoid(float v) { return v >= 0 ? 1.0f / (1.0f + std::exp(-v)) : std::exp(v) / (1.0f + std::exp(v)); }
-
-// dst[i] += value, or dst[i] = value when the buffer is fresh (see
-// Node::input_grad): every element is written exactly once per backward.
-inline void put(float* dst, bool fresh, int64_t i, float value) {
-  if (dst) dst[i] = (fresh ? 0.0f : dst[i]) + value;
+// dst = value into a fresh buffer (see Node::input_grad), else dst += value;
+// resolved at compile time so the row loops below have no branch.
+template <bool Fresh>
+inline void put(float& dst, float value) {
+  if constexpr (Fresh)
+    dst = value;
+  else
+    dst += value;
 }
 
 // Rows per parallel chunk: about 2048 units of work each.
@@ -63,6 +71,54 @@ int64_t check_cell_shapes(const char* op, const Var& gates, const Var& state, co
   return hidden;
 }
 
+// One row of each gradient. Pointers are to row b of each tensor: act = the
+// saved i | f | g [3H], dg = dgates [4H], the others [H].
+
+// lstm_cell_state → dc_prev.
+template <bool Fresh>
+void cell_state_dcp_row(float* dcp, const float* f, const float* d, float mb, int64_t hidden) {
+#pragma omp simd
+  for (int64_t j = 0; j < hidden; ++j) put<Fresh>(dcp[j], d[j] * (mb * f[j] + 1.0f - mb));
+}
+
+// lstm_cell_state → da_i, da_f, da_g (and da_o = 0).
+template <bool Fresh>
+void cell_state_dgates_row(float* dg, const float* act, const float* cp, const float* d, float mb, int64_t hidden) {
+  const float *i = act, *f = act + hidden, *g = act + 2 * hidden;
+  float *da_i = dg, *da_f = dg + hidden, *da_g = dg + 2 * hidden;
+#pragma omp simd
+  for (int64_t j = 0; j < hidden; ++j) {
+    const float live = mb * d[j];
+    put<Fresh>(da_i[j], live * g[j] * i[j] * (1.0f - i[j]));
+    put<Fresh>(da_f[j], live * cp[j] * f[j] * (1.0f - f[j]));
+    put<Fresh>(da_g[j], live * i[j] * (1.0f - g[j] * g[j]));
+  }
+  if constexpr (Fresh) std::fill_n(dg + 3 * hidden, hidden, 0.0f);
+}
+
+// lstm_hidden → da_o (and da_i, da_f, da_g = 0).
+template <bool Fresh>
+void hidden_dgates_row(float* dg, const float* o, const float* t, const float* d, float mb, int64_t hidden) {
+  if constexpr (Fresh) std::fill_n(dg, 3 * hidden, 0.0f);
+  float* da_o = dg + 3 * hidden;
+#pragma omp simd
+  for (int64_t j = 0; j < hidden; ++j) put<Fresh>(da_o[j], mb * d[j] * t[j] * o[j] * (1.0f - o[j]));
+}
+
+// lstm_hidden → dc̃.
+template <bool Fresh>
+void hidden_dcn_row(float* dcn, const float* o, const float* t, const float* d, float mb, int64_t hidden) {
+#pragma omp simd
+  for (int64_t j = 0; j < hidden; ++j) put<Fresh>(dcn[j], mb * d[j] * o[j] * (1.0f - t[j] * t[j]));
+}
+
+// lstm_hidden → dh_prev.
+template <bool Fresh>
+void hidden_dhp_row(float* dhp, const float* d, float mb, int64_t hidden) {
+#pragma omp simd
+  for (int64_t j = 0; j < hidden; ++j) put<Fresh>(dhp[j], (1.0f - mb) * d[j]);
+}
+
 }  // namespace
 
 Var lstm_cell_state(const Var& gates, const Var& c_prev, const Tensor& mask) {
@@ -70,19 +126,25 @@ Var lstm_cell_state(const Var& gates, const Var& c_prev, const Tensor& mask) {
   const int64_t batch = c_prev.dim(0);
   Tensor ifg = Tensor::empty(Shape{batch, 3 * hidden});  // saved activations i | f | g
   Tensor c = Tensor::empty(Shape{batch, hidden});
-  const float *a = gates.value().data(), *cp = c_prev.value().data();
-  const float* m = mask.defined() ? mask.data() : nullptr;
-  float *act = ifg.data(), *out = c.data();
-  parallel_for(batch, row_grain(hidden), [&](int64_t lo, int64_t hi) {
+  const float* const a = gates.value().data();
+  const float* const cp = c_prev.value().data();
+  const float* const m = mask.defined() ? mask.data() : nullptr;
+  float* const act = ifg.data();
+  float* const out = c.data();
+  // Pointers captured by value: read through a by-reference closure, every
+  // load would first reload the pointer and the loop would not vectorise.
+  parallel_for(batch, row_grain(hidden), [=](int64_t lo, int64_t hi) {
     for (int64_t b = lo; b < hi; ++b) {
       const float mb = m ? m[b] : 1.0f;
-      const float* ab = a + b * 4 * hidden;
-      float* sb = act + b * 3 * hidden;
+      const float *a_i = a + b * 4 * hidden, *a_f = a_i + hidden, *a_g = a_f + hidden;
+      float *s_i = act + b * 3 * hidden, *s_f = s_i + hidden, *s_g = s_f + hidden;
+      const float* cpb = cp + b * hidden;
+      float* ob = out + b * hidden;
+#pragma omp simd
       for (int64_t j = 0; j < hidden; ++j) {
-        const float i = sigmoid(ab[j]), f = sigmoid(ab[hidden + j]), g = std::tanh(ab[2 * hidden + j]);
-        sb[j] = i, sb[hidden + j] = f, sb[2 * hidden + j] = g;
-        const int64_t k = b * hidden + j;
-        out[k] = mb * (f * cp[k] + i * g) + (1.0f - mb) * cp[k];
+        const float i = fast_sigmoid(a_i[j]), f = fast_sigmoid(a_f[j]), g = fast_tanh(a_g[j]);
+        s_i[j] = i, s_f[j] = f, s_g[j] = g;
+        ob[j] = mb * (f * cpb[j] + i * g) + (1.0f - mb) * cpb[j];
       }
     }
   });
@@ -92,26 +154,28 @@ Var lstm_cell_state(const Var& gates, const Var& c_prev, const Tensor& mask) {
     bool fresh_gates = false, fresh_cp = false;
     Tensor* dgates_t = n.input_grad(0, fresh_gates);
     Tensor* dcp_t = n.input_grad(1, fresh_cp);
-    float* dgates = dgates_t ? dgates_t->data() : nullptr;
-    float* dcp = dcp_t ? dcp_t->data() : nullptr;
-    const float* cp = n.inputs[1]->value.data();
-    const float* d = n.grad.data();
-    const float* act = ifg.data();
-    const float* m = mask_copy.defined() ? mask_copy.data() : nullptr;
-    parallel_for(batch, row_grain(hidden), [&](int64_t lo, int64_t hi) {
+    float* const dgates = dgates_t ? dgates_t->data() : nullptr;
+    float* const dcp = dcp_t ? dcp_t->data() : nullptr;
+    const float* const cp = n.inputs[1]->value.data();
+    const float* const d = n.grad.data();
+    const float* const act = ifg.data();
+    const float* const m = mask_copy.defined() ? mask_copy.data() : nullptr;
+    parallel_for(batch, row_grain(hidden), [=](int64_t lo, int64_t hi) {
       for (int64_t b = lo; b < hi; ++b) {
         const float mb = m ? m[b] : 1.0f;
-        const float* sb = act + b * 3 * hidden;
-        const int64_t row = b * 4 * hidden;
-        for (int64_t j = 0; j < hidden; ++j) {
-          const int64_t k = b * hidden + j;
-          const float i = sb[j], f = sb[hidden + j], g = sb[2 * hidden + j];
-          const float delta = d[k], live = mb * delta;
-          put(dcp, fresh_cp, k, delta * (mb * f + 1.0f - mb));
-          put(dgates, fresh_gates, row + j, live * g * i * (1.0f - i));
-          put(dgates, fresh_gates, row + hidden + j, live * cp[k] * f * (1.0f - f));
-          put(dgates, fresh_gates, row + 2 * hidden + j, live * i * (1.0f - g * g));
-          put(dgates, fresh_gates, row + 3 * hidden + j, 0.0f);
+        const float *ab = act + b * 3 * hidden, *db = d + b * hidden;
+        if (dgates) {
+          float* dg = dgates + b * 4 * hidden;
+          if (fresh_gates)
+            cell_state_dgates_row<true>(dg, ab, cp + b * hidden, db, mb, hidden);
+          else
+            cell_state_dgates_row<false>(dg, ab, cp + b * hidden, db, mb, hidden);
+        }
+        if (dcp) {
+          if (fresh_cp)
+            cell_state_dcp_row<true>(dcp + b * hidden, ab + hidden, db, mb, hidden);
+          else
+            cell_state_dcp_row<false>(dcp + b * hidden, ab + hidden, db, mb, hidden);
         }
       }
     });
@@ -125,18 +189,23 @@ Var lstm_hidden(const Var& gates, const Var& c_normed, const Var& h_prev, const 
   const int64_t batch = c_normed.dim(0);
   auto saved_o = Tensor::empty(Shape{batch, hidden}), saved_t = Tensor::empty(Shape{batch, hidden});
   Tensor h = Tensor::empty(Shape{batch, hidden});
-  const float *a = gates.value().data(), *cn = c_normed.value().data(), *hp = h_prev.value().data();
-  const float* m = mask.defined() ? mask.data() : nullptr;
-  float *so = saved_o.data(), *st = saved_t.data(), *out = h.data();
-  parallel_for(batch, row_grain(hidden), [&](int64_t lo, int64_t hi) {
+  const float* const a = gates.value().data();
+  const float* const cn = c_normed.value().data();
+  const float* const hp = h_prev.value().data();
+  const float* const m = mask.defined() ? mask.data() : nullptr;
+  float* const so = saved_o.data();
+  float* const st = saved_t.data();
+  float* const out = h.data();
+  parallel_for(batch, row_grain(hidden), [=](int64_t lo, int64_t hi) {
     for (int64_t b = lo; b < hi; ++b) {
       const float mb = m ? m[b] : 1.0f;
       const float* ao = a + b * 4 * hidden + 3 * hidden;
+      const int64_t k = b * hidden;
+#pragma omp simd
       for (int64_t j = 0; j < hidden; ++j) {
-        const int64_t k = b * hidden + j;
-        const float o = sigmoid(ao[j]), t = std::tanh(cn[k]);
-        so[k] = o, st[k] = t;
-        out[k] = mb * o * t + (1.0f - mb) * hp[k];
+        const float o = fast_sigmoid(ao[j]), t = fast_tanh(cn[k + j]);
+        so[k + j] = o, st[k + j] = t;
+        out[k + j] = mb * o * t + (1.0f - mb) * hp[k + j];
       }
     }
   });
@@ -149,23 +218,36 @@ Var lstm_hidden(const Var& gates, const Var& c_normed, const Var& h_prev, const 
         Tensor* grads[3];
         for (size_t i = 0; i < 3; ++i) grads[i] = n.input_grad(i, fresh[i]);
         auto ptr = [&](int i) { return grads[i] ? grads[i]->data() : nullptr; };
-        float *dgates = ptr(0), *dcn = ptr(1), *dhp = ptr(2);
-        const float* d = n.grad.data();
-        const float *so = saved_o.data(), *st = saved_t.data();
-        const float* m = mask_copy.defined() ? mask_copy.data() : nullptr;
-        parallel_for(batch, row_grain(hidden), [&](int64_t lo, int64_t hi) {
+        float *const dgates = ptr(0), *const dcn = ptr(1), *const dhp = ptr(2);
+        const bool fresh_gates = fresh[0], fresh_cn = fresh[1], fresh_hp = fresh[2];
+        const float* const d = n.grad.data();
+        const float* const so = saved_o.data();
+        const float* const st = saved_t.data();
+        const float* const m = mask_copy.defined() ? mask_copy.data() : nullptr;
+        parallel_for(batch, row_grain(hidden), [=](int64_t lo, int64_t hi) {
           for (int64_t b = lo; b < hi; ++b) {
             const float mb = m ? m[b] : 1.0f;
-            const int64_t row = b * 4 * hidden;
-            for (int64_t j = 0; j < hidden; ++j) {
-              const int64_t k = b * hidden + j;
-              const float o = so[k], t = st[k], delta = d[k], live = mb * delta;
-              put(dhp, fresh[2], k, (1.0f - mb) * delta);
-              put(dcn, fresh[1], k, live * o * (1.0f - t * t));
-              put(dgates, fresh[0], row + j, 0.0f);
-              put(dgates, fresh[0], row + hidden + j, 0.0f);
-              put(dgates, fresh[0], row + 2 * hidden + j, 0.0f);
-              put(dgates, fresh[0], row + 3 * hidden + j, live * t * o * (1.0f - o));
+            const int64_t k = b * hidden;
+            const float *o = so + k, *t = st + k, *db = d + k;
+            // In input order: if c_normed and h_prev are one Var, its first
+            // slot was the fresh one and must be written before the second adds.
+            if (dgates) {
+              if (fresh_gates)
+                hidden_dgates_row<true>(dgates + b * 4 * hidden, o, t, db, mb, hidden);
+              else
+                hidden_dgates_row<false>(dgates + b * 4 * hidden, o, t, db, mb, hidden);
+            }
+            if (dcn) {
+              if (fresh_cn)
+                hidden_dcn_row<true>(dcn + k, o, t, db, mb, hidden);
+              else
+                hidden_dcn_row<false>(dcn + k, o, t, db, mb, hidden);
+            }
+            if (dhp) {
+              if (fresh_hp)
+                hidden_dhp_row<true>(dhp + k, db, mb, hidden);
+              else
+                hidden_dhp_row<false>(dhp + k, db, mb, hidden);
             }
           }
         });

@@ -153,6 +153,10 @@ TEST_CASE("lstm cell ops: gradient check; padded rows keep h and c; shape errors
   CHECK_MESSAGE(r.ok, r.report);
   r = gradcheck([&](const std::vector<Var>& v) { return fused_cell(v, Tensor()); }, in);
   CHECK_MESSAGE(r.ok, r.report);
+  // One Var as both c̃ and h_prev: its gradient gets two terms from one op,
+  // written in turn into the same buffer (an earlier version lost one).
+  r = gradcheck([&](const std::vector<Var>& v) { return lstm_hidden(v[0], v[1], v[1], mask); }, {in[0], in[2]});
+  CHECK_MESSAGE(r.ok, r.report);
 
   NoGradGuard no_grad;
   Tensor c = lstm_cell_state(constant(in[0]), constant(in[1]), mask).value();
