@@ -42,7 +42,7 @@ struct TinyBatch {
   static const EntityShuffler& identity() {
     static TokenCounts counts = [] {
       TokenCounts c;
-      for (int i = 4; i < 16; ++i) c["w" + std::to_string(i)] = 100 - i;
+      for (int i = 4; i < 16; ++i) c[fmt::format("w{}", i)] = 100 - i;
       return c;
     }();
     static Vocab vocab = Vocab::from_counts(counts);
