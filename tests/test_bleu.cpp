@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "experiments/common/bleu.h"
 #include "experiments/common/text_file.h"
+#include "test_util.h"
 
 using namespace rg;
 namespace fs = std::filesystem;
@@ -67,4 +68,32 @@ TEST_CASE("text files: gzip, UTF-8 and line-count errors name file and line") {
   CHECK(invalid_utf8_offset("\xED\xA0\x80") == 0);  // surrogate
   CHECK(invalid_utf8_offset("ok \xF0\x9F\x98\x80") == std::string::npos);
   fs::remove_all(dir);
+}
+
+TEST_CASE("build/bin/bleu HYP REF REF prints the score and signature as sacrebleu does") {
+  test::TempDir tmp("bleu_cli");
+  auto write = [&](const char* name, const char* text) {
+    std::ofstream(tmp.path / name) << text;
+    return (tmp.path / name).string();
+  };
+  const std::string hyp = write("hyp.txt", "The dog bit the man.\nIt wasn't surprising.\nThe man had just bitten him.\n");
+  const std::string ref1 = write("ref1.txt", "The dog bit the man.\nIt was not unexpected.\nThe man bit him first.\n");
+  const std::string ref2 =
+      write("ref2.txt", "The dog had bit the man.\nNo one was surprised.\nThe man had bitten the dog.\n");
+  std::string output;
+  REQUIRE(test::run_program(RG_BLEU_BIN, hyp + " " + ref1 + " " + ref2, tmp.path, output) == 0);
+  CHECK(output.find("\"score\": 48.5,") != std::string::npos);
+  CHECK(output.find("\"signature\": \"nrefs:2|case:mixed|eff:no|tok:13a|smooth:exp|version:2.0.0\"") !=
+        std::string::npos);
+  REQUIRE(test::run_program(RG_BLEU_BIN, "--format text " + hyp + " " + ref1 + " " + ref2, tmp.path, output) == 0);
+  CHECK(output ==
+        "BLEU|nrefs:2|case:mixed|eff:no|tok:13a|smooth:exp|version:2.0.0 = 48.5 82.4/50.0/45.5/37.5 "
+        "(BP = 0.943 ratio = 0.944 hyp_len = 17 ref_len = 18)\n");
+  // Errors: one line naming the file, non-zero exit.
+  const std::string short_ref = write("short.txt", "The dog bit the man.\n");
+  CHECK(test::run_program(RG_BLEU_BIN, hyp + " " + short_ref, tmp.path, output) == 1);
+  CHECK(output.find("short.txt has 1 lines") != std::string::npos);
+  CHECK(test::run_program(RG_BLEU_BIN, hyp + " " + (tmp.path / "missing.txt").string(), tmp.path, output) == 1);
+  CHECK(output.find("missing.txt") != std::string::npos);
+  CHECK(test::run_program(RG_BLEU_BIN, "--bogus " + hyp, tmp.path, output) == 2);
 }
