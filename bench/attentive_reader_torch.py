@@ -1,0 +1,245 @@
+"""The bidirectional attentive reader (Hermann et al. 2015) in PyTorch, as in the RMSNorm paper's
+experiment (Table 6), to time one training step beside our C++ bench (bench_attentive_reader).
+
+    /usr/bin/python3 bench/attentive_reader_torch.py --norm rmsnorm --threads 1 [--steps 5] [--warmup 2]
+        [--doc-len 300] [--batch 64] [--vocab 10000] [--embed 240] [--hidden 240] [--candidates 10]
+        [--dropout 0.5] [--p 0.0625]
+
+Prints one JSON line: {"impl": "torch", "norm", "threads", "batch", "doc_len", "query_len",
+"candidates", "vocab", "embed", "hidden", "parameters", "ms_per_step" (median of the timed steps),
+"ms_min"}.
+
+Data, fixed for every step (the same lengths as ours): document b has length
+Ld_b = Lmin + (7 b) % (Td - Lmin + 1), Lmin = ceil(5 Td / 6) (250-300 for Td = 300); query b has
+length Lq_b = 12 + (5 b) % 9 (12-20); token ids uniform in [4, vocab) from numpy RandomState(0),
+zero-padded past the length, mask[t, b] = 1 for t < L_b; K = 10 candidate ids per question in
+[4, vocab), no padding slots; answer b % K.
+
+Model (models/attentive_reader.h, layers/lstm.h, layers/attention.h), time-major:
+    LSTM cell, gate order i, f, g, o, one bias inside the input term:
+        xt = norm_x(x W_x^T + b)  [T, B, 4H]   (whole sequence at once)
+        a  = xt[t] + norm_h(h W_h^T);  i, f, o = sigmoid, g = tanh
+        c  = m (f c + i g) + (1 - m) c;  h = m (o tanh(norm_c(c))) + (1 - m) h,  h0 = c0 = 0
+    y_d = [forward LSTM ; backward LSTM] over the document           [Td, B, 2H]
+    u   = [forward LSTM's last h ; backward LSTM's last h] over the query (their own weights)
+    P = y_d W_c^T + b_c,  q = u W_s^T,  e = v^T tanh(P + q) + b_v,  s = masked softmax over t
+    r = sum_t s(t) y_d(t),  g = dropout(tanh(W_g [r ; u] + b_g))
+    score[b, k] = W_out[candidate b, k] . g_b,  loss = mean cross-entropy over the K candidates
+Dropout p on the word vectors of document and query and on g. Norms only inside the LSTMs, over the
+last axis (the 4H terms jointly): layernorm F.layer_norm (eps 1e-5, gain and bias); rmsnorm
+x * rsqrt(mean(x^2) + 1e-5) * gain; prmsnorm the same with the mean of squares over the first
+max(1, floor(n p)) units (as layers/normalization.cpp's partial_units; 60 of 960 and 15 of 240 at
+p = 0.0625, where floor and ceil agree); batchnorm F.batch_norm in training mode (gain, bias,
+running statistics, momentum 0.1), norm_x over all Td*B positions, norm_h / norm_c over the B rows
+of each step; none. Init (torch.manual_seed(0)): word vectors and W_out N(0, 0.1^2), W_x Xavier
+uniform per gate block, W_h orthogonal per H x H gate block, Linear weights Xavier uniform, biases
+0, gains 1.
+The time loop runs in Python over xt.unbind(0) (indexing xt[t] instead makes the backward sum T
+zero-filled copies of xt, quadratic in T: minutes per step at T = 300).
+One step: zero grads, forward, backward, clip_grad_norm_ 10 (global), Adam lr 8e-5. Embedding
+gradients are dense (torch's default, sparse=False).
+"""
+import argparse
+import json
+import math
+import statistics
+import time
+
+import numpy as np
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+EPS = 1e-5
+
+
+class Norm(nn.Module):
+    def __init__(self, kind, n, p):
+        super().__init__()
+        self.kind, self.n = kind, n
+        self.k = max(1, math.floor(n * p)) if kind == "prmsnorm" else n
+        if kind != "none":
+            self.gain = nn.Parameter(torch.ones(n))
+        if kind in ("layernorm", "batchnorm"):
+            self.bias = nn.Parameter(torch.zeros(n))
+        if kind == "batchnorm":
+            self.register_buffer("running_mean", torch.zeros(n))
+            self.register_buffer("running_var", torch.ones(n))
+
+    def forward(self, x):
+        if self.kind == "none":
+            return x
+        if self.kind == "layernorm":
+            return F.layer_norm(x, (self.n,), self.gain, self.bias, EPS)
+        if self.kind == "batchnorm":
+            return F.batch_norm(x, self.running_mean, self.running_var, self.gain, self.bias, training=True,
+                                momentum=0.1, eps=EPS)
+        return x * torch.rsqrt(x[..., :self.k].pow(2).mean(-1, keepdim=True) + EPS) * self.gain
+
+
+def gate_blocks(w, orthogonal):
+    h = w.shape[0] // 4
+    for gate in range(4):
+        if orthogonal:
+            nn.init.orthogonal_(w[gate * h:(gate + 1) * h])
+        else:
+            nn.init.xavier_uniform_(w[gate * h:(gate + 1) * h])
+
+
+class NormLSTM(nn.Module):
+    def __init__(self, norm, emb, hidden, p, reverse=False):
+        super().__init__()
+        self.hidden, self.reverse = hidden, reverse
+        self.weight_x = nn.Parameter(torch.empty(4 * hidden, emb))
+        self.bias = nn.Parameter(torch.zeros(4 * hidden))
+        self.weight_h = nn.Parameter(torch.empty(4 * hidden, hidden))
+        self.norm_x, self.norm_h = Norm(norm, 4 * hidden, p), Norm(norm, 4 * hidden, p)
+        self.norm_c = Norm(norm, hidden, p)
+        with torch.no_grad():
+            gate_blocks(self.weight_x, False)
+            gate_blocks(self.weight_h, True)
+
+    def forward(self, x, mask):
+        """x [T, B, E], mask [T, B] -> states [T, B, H] (time order), last h [B, H]."""
+        steps, batch = x.shape[0], x.shape[1]
+        xt = self.norm_x(F.linear(x.reshape(steps * batch, -1), self.weight_x, self.bias))
+        # unbind, not xt[t]: the backward of T selects would add T zero-filled [T, B, 4H] tensors.
+        xt = xt.reshape(steps, batch, 4 * self.hidden).unbind(0)
+        h = x.new_zeros(batch, self.hidden)
+        c = x.new_zeros(batch, self.hidden)
+        states = [None] * steps
+        for t in (reversed(range(steps)) if self.reverse else range(steps)):
+            a = xt[t] + self.norm_h(F.linear(h, self.weight_h))
+            i, f, g, o = a.chunk(4, 1)
+            m = mask[t][:, None]
+            c = m * (torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)) + (1 - m) * c
+            h = m * (torch.sigmoid(o) * torch.tanh(self.norm_c(c))) + (1 - m) * h
+            states[t] = h
+        return torch.stack(states), h
+
+
+class MLPAttention(nn.Module):
+    def __init__(self, context, state, hidden):
+        super().__init__()
+        self.context_to_hidden = nn.Linear(context, hidden)
+        self.state_to_hidden = nn.Linear(state, hidden, bias=False)
+        self.hidden_to_score = nn.Linear(hidden, 1)
+
+    def forward(self, state, context, mask):
+        projected = self.context_to_hidden(context)                               # [Td, B, A]
+        hidden = torch.tanh(projected + self.state_to_hidden(state)[None])
+        scores = self.hidden_to_score(hidden).squeeze(2)                          # [Td, B]
+        blocked = mask == 0
+        alpha = scores.masked_fill(blocked, -1e30).softmax(0).masked_fill(blocked, 0.0)
+        return (alpha[:, :, None] * context).sum(0), alpha
+
+
+class AttentiveReader(nn.Module):
+    def __init__(self, norm, vocab, emb, hidden, dropout, p):
+        super().__init__()
+        both = 2 * hidden
+        self.dropout = dropout
+        self.words = nn.Embedding(vocab, emb)
+        self.doc_forward = NormLSTM(norm, emb, hidden, p)
+        self.doc_backward = NormLSTM(norm, emb, hidden, p, reverse=True)
+        self.query_forward = NormLSTM(norm, emb, hidden, p)
+        self.query_backward = NormLSTM(norm, emb, hidden, p, reverse=True)
+        self.attention = MLPAttention(both, both, both)
+        self.joint = nn.Linear(2 * both, both)
+        self.output_words = nn.Parameter(torch.empty(vocab, both))
+        with torch.no_grad():
+            nn.init.normal_(self.words.weight, 0.0, 0.1)
+            nn.init.normal_(self.output_words, 0.0, 0.1)
+            for linear in (self.attention.context_to_hidden, self.attention.state_to_hidden,
+                           self.attention.hidden_to_score, self.joint):
+                nn.init.xavier_uniform_(linear.weight)
+                if linear.bias is not None:
+                    nn.init.zeros_(linear.bias)
+
+    def forward(self, document, doc_mask, query, query_mask, candidates, candidate_padding):
+        d = F.dropout(self.words(document), self.dropout, self.training)
+        y_d = torch.cat([self.doc_forward(d, doc_mask)[0], self.doc_backward(d, doc_mask)[0]], 2)
+        q = F.dropout(self.words(query), self.dropout, self.training)
+        u = torch.cat([self.query_forward(q, query_mask)[1], self.query_backward(q, query_mask)[1]], 1)
+        r, _ = self.attention(u, y_d, doc_mask)
+        g = F.dropout(torch.tanh(self.joint(torch.cat([r, u], 1))), self.dropout, self.training)
+        scores = (F.embedding(candidates, self.output_words) * g[:, None, :]).sum(2)
+        return scores.masked_fill(candidate_padding, -1e9)
+
+
+def make_batch(batch, doc_len, vocab, candidates):
+    rng = np.random.RandomState(0)
+    min_doc = -(-5 * doc_len // 6)
+    doc_lengths = [min_doc + (7 * b) % (doc_len - min_doc + 1) for b in range(batch)]
+    query_lengths = [12 + (5 * b) % 9 for b in range(batch)]
+
+    def tokens(lengths):
+        steps = max(lengths)
+        ids = rng.randint(4, vocab, size=(steps, batch))
+        mask = np.zeros((steps, batch), dtype=np.float32)
+        for b, length in enumerate(lengths):
+            mask[:length, b] = 1
+        ids[mask == 0] = 0
+        return torch.from_numpy(ids).long(), torch.from_numpy(mask)
+
+    document, doc_mask = tokens(doc_lengths)
+    query, query_mask = tokens(query_lengths)
+    cands = torch.from_numpy(rng.randint(4, vocab, size=(batch, candidates))).long()
+    padding = torch.zeros(batch, candidates, dtype=torch.bool)
+    answers = torch.arange(batch) % candidates
+    return document, doc_mask, query, query_mask, cands, padding, answers
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--norm", default="rmsnorm",
+                        choices=["none", "layernorm", "rmsnorm", "prmsnorm", "batchnorm"])
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--steps", type=int, default=5, help="timed steps")
+    parser.add_argument("--warmup", type=int, default=2, help="untimed steps first")
+    parser.add_argument("--doc-len", type=int, default=300)
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--vocab", type=int, default=10000)
+    parser.add_argument("--embed", type=int, default=240)
+    parser.add_argument("--hidden", type=int, default=240)
+    parser.add_argument("--candidates", type=int, default=10)
+    parser.add_argument("--dropout", type=float, default=0.5)
+    parser.add_argument("--p", type=float, default=0.0625, help="pRMSNorm's fraction of units")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    model = AttentiveReader(args.norm, args.vocab, args.embed, args.hidden, args.dropout, args.p)
+    model.train()
+    inputs = make_batch(args.batch, args.doc_len, args.vocab, args.candidates)
+    answers = inputs[-1]
+    params = list(model.parameters())
+    adam = torch.optim.Adam(params, lr=8e-5)
+
+    def step():
+        adam.zero_grad()
+        loss = F.cross_entropy(model(*inputs[:-1]), answers)
+        loss.backward()
+        nn.utils.clip_grad_norm_(params, 10.0)
+        adam.step()
+        return loss.item()
+
+    for _ in range(args.warmup):
+        step()
+    times = []
+    for _ in range(args.steps):
+        start = time.perf_counter()
+        loss = step()
+        times.append((time.perf_counter() - start) * 1e3)
+    if not math.isfinite(loss):
+        raise SystemExit(f"error: loss is {loss}")
+    print(json.dumps({"impl": "torch", "norm": args.norm, "threads": args.threads, "batch": args.batch,
+                      "doc_len": inputs[0].shape[0], "query_len": inputs[2].shape[0],
+                      "candidates": args.candidates, "vocab": args.vocab, "embed": args.embed,
+                      "hidden": args.hidden, "parameters": sum(p.numel() for p in params),
+                      "ms_per_step": round(statistics.median(times), 3), "ms_min": round(min(times), 3)}),
+          flush=True)
+
+
+if __name__ == "__main__":
+    main()
