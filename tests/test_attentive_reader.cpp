@@ -184,17 +184,20 @@ TEST_CASE("the model's loss gradient matches central differences for every kind 
 }
 
 TEST_CASE("attentive_reader driver: learns the synthetic task") {
-  // The reader sits at chance until attention and copying find each other,
-  // then drops to ~0% within a few hundred steps (seed 1: by step 1000).
+  // With the bilinear attention the reader leaves chance within 200–400
+  // steps (seeds 1–4); Hermann's MLP attention first sits at chance for
+  // 1,000 to over 2,000 steps, depending on the seed and even on the build's
+  // rounding, which makes it a poor test of learning.
   TempDir tmp("reader");
   std::string output;
   const fs::path run = tmp.path / "run";
-  REQUIRE_MESSAGE(run_driver("--embed 64 --hidden 64 --batch 32 --lr 0.003 --dropout 0 --synthetic-questions 4000 "
-                             "--threads 1 --eval-every 500 --seed 1 --steps 2000 --out " + run.string(),
+  REQUIRE_MESSAGE(run_driver("--attention bilinear --embed 64 --hidden 64 --batch 32 --lr 0.003 --dropout 0 "
+                             "--synthetic-questions 4000 --threads 1 --eval-every 200 --seed 1 --steps 800 --out " +
+                                 run.string(),
                              tmp.path, output) == 0,
                   output);
   std::vector<json> train = metric_lines(run, "train"), valid = metric_lines(run, "valid");
-  REQUIRE(train.size() == 20);
+  REQUIRE(train.size() == 8);
   REQUIRE(valid.size() == 5);
   CHECK(train.back()["sec_per_1k_steps"].is_number());
   // 2–4 candidates: chance is 1 − (1/2 + 1/3 + 1/4)/3 ≈ 64% error.
