@@ -65,6 +65,11 @@ struct TempDir {
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
   std::string file(const std::string& name) const { return (path / name).string(); }
+  // Writes `text` to a file of this directory; returns its path.
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(path / name) << text;
+    return file(name);
+  }
 };
 
 // The message of the rg::Error that f throws, or "(no error)".
@@ -75,6 +80,14 @@ inline std::string error_of(const std::function<void()>& f) {
     return e.what();
   }
   return "(no error)";
+}
+
+// The rg::Error that f throws names `where` (e.g. "path:line:") and says `what`.
+inline void check_error(const std::function<void()>& f, const std::string& where, const std::string& what) {
+  const std::string message = error_of(f);
+  CAPTURE(message);
+  CHECK(message.find(where) != std::string::npos);
+  CHECK(message.find(what) != std::string::npos);
 }
 
 // Runs `program args` through the shell with stdout and stderr captured in

@@ -30,7 +30,6 @@ Vocab build_vocab(const std::vector<Question>& train, const std::vector<Question
     for (const Question& q : *set)
       for (const std::string& c : q.candidates) counts[c] = always;
   for (int64_t k = 0; k < entity_count; ++k) counts[entity_token(k)] = always;
-  counts.erase(kPlaceholder);
   counts[kPlaceholder] = always;  // the query's slot is a token of its own
   return Vocab::from_counts(counts, min_count, max_size);
 }
