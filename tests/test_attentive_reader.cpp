@@ -261,12 +261,14 @@ TEST_CASE("bAbI task 1 (../shared/data) trains, when present") {
   TempDir tmp("reader_babi");
   std::string output;
   REQUIRE_MESSAGE(run_driver("--format babi --data " + file.string() +
-                                 " --embed 16 --hidden 16 --steps 20 --eval-every 10 --threads 1 --out " +
-                                 (tmp.path / "run").string(),
+                                 " --embed 32 --hidden 32 --lr 0.003 --dropout 0 --batch 32 --steps 300 "
+                                 "--eval-every 150 --threads 1 --out " + (tmp.path / "run").string(),
                              tmp.path, output) == 0,
                   output);
   CHECK(output.find("900 training, 100 validation") != std::string::npos);
   std::vector<json> valid = metric_lines(tmp.path / "run", "valid");
   REQUIRE(valid.size() == 3);
-  CHECK(valid.back()["error_pct"].get<double>() <= 100.0);
+  // Chance is ~70% error (2–6 locations per story); within 150 steps every
+  // model tried finds the ~37% shortcut (the most recent location), seeds 0 and 1.
+  CHECK(valid.back()["error_pct"].get<double>() < 50.0);
 }
