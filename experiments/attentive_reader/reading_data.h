@@ -3,7 +3,8 @@
 // et al. 2015): one question is a document, a query with a slot, an answer
 // and the candidate answers, all as whitespace tokens. Readers for four
 // sources, the paper's "top4" passage filter, entity anonymisation, the
-// synthetic default task and the validation hold-out.
+// synthetic default task and the validation hold-out. The readers are in
+// reading_data.cpp, the rest in question_builders.cpp.
 //
 // Sources (every reader throws rg::Error naming the file and line on
 // malformed input: a missing section, an answer that is not a candidate, a
