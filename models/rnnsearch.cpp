@@ -1,0 +1,171 @@
+// RNNSearch; the equations are in rnnsearch.h.
+#include "models/rnnsearch.h"
+
+#include "core/error.h"
+#include "layers/init.h"
+
+namespace rg {
+
+namespace {
+
+// [T, B, N] → the [B, N] slice of step t.
+Var at_step(const Var& sequence, int64_t t) {
+  return reshape(slice(sequence, 0, t, t + 1), {sequence.dim(1), sequence.dim(2)});
+}
+
+Tensor mask_at(const Tensor& mask, int64_t t) {
+  const int64_t batch = mask.dim(1);
+  return Tensor::from(Shape{batch}, std::span<const float>(mask.data() + t * batch, batch));
+}
+
+void check_ids(const Indices& ids, const Tensor& mask, const char* what) {
+  check(ids.shape.rank() == 2 && mask.defined() && mask.shape() == ids.shape,
+        "RNNSearch: {} ids {} and mask {} must both be [T, B]", what, ids.shape,
+        mask.defined() ? mask.shape().str() : "undefined");
+}
+
+}  // namespace
+
+SourceEncoding SourceEncoding::select_rows(const std::vector<int32_t>& rows) const {
+  const int64_t steps = mask.dim(0), batch = mask.dim(1), picked = static_cast<int64_t>(rows.size());
+  Tensor picked_mask = Tensor::empty(Shape{steps, picked});
+  for (int64_t t = 0; t < steps; ++t)
+    for (int64_t r = 0; r < picked; ++r) {
+      const int32_t row = rows[static_cast<size_t>(r)];
+      check(row >= 0 && row < batch, "SourceEncoding::select_rows: row {} outside [0, {})", row, batch);
+      picked_mask.data()[t * picked + r] = mask.data()[t * batch + row];
+    }
+  return {index_select(context, 1, rows), index_select(projected, 1, rows), picked_mask,
+          index_select(initial_state, 0, rows)};
+}
+
+RNNSearch::RNNSearch(const RNNSearchOptions& options, Generator& gen, Generator& noise_gen) : options_(options) {
+  RNNSearchOptions& o = options_;
+  check(o.source_vocab > 0 && o.target_vocab > 0 && o.embed > 0 && o.hidden > 0,
+        "RNNSearch: vocabularies and sizes must be positive, got source {} target {} embed {} hidden {}",
+        o.source_vocab, o.target_vocab, o.embed, o.hidden);
+  check(o.dropout >= 0.0f && o.dropout < 1.0f, "RNNSearch: dropout must be in [0, 1), got {}", o.dropout);
+  check(o.norm.kind != NormKind::BatchNorm, "RNNSearch: batchnorm is not one of the paper's MT norms");
+  const int64_t context = 2 * o.hidden;
+  if (o.attention <= 0) o.attention = context;
+  GRUInit gru_init;
+  gru_init.stddev = o.init_stddev;
+  LinearOptions dense;
+  dense.init.kind = WeightInitKind::Normal;
+  dense.init.stddev = o.init_stddev;
+  dense.weight_norm = o.norm.kind == NormKind::WeightNorm;
+
+  source_words = register_module("source_words", std::make_shared<Embedding>(o.source_vocab, o.embed, gen, o.init_stddev));
+  target_words = register_module("target_words", std::make_shared<Embedding>(o.target_vocab, o.embed, gen, o.init_stddev));
+  encoder = register_module("encoder", std::make_shared<BiGRU>(o.embed, o.hidden, o.norm, gen, gru_init));
+  init_state = register_module("init_state", std::make_shared<Linear>(context, o.hidden, gen, dense));
+  norm_init = register_module("norm_init", make_norm(o.norm, o.hidden));
+  decoder = register_module("decoder", std::make_shared<ConditionalGRU>(o.embed, o.hidden, context, o.attention,
+                                                                          o.norm, gen, gru_init));
+  output_state = register_module("output_state", std::make_shared<Linear>(o.hidden, o.embed, gen, dense));
+  output_previous = register_module("output_previous", std::make_shared<Linear>(o.embed, o.embed, gen, dense));
+  output_context = register_module("output_context", std::make_shared<Linear>(context, o.embed, gen, dense));
+  norm_output_state = register_module("norm_output_state", make_norm(o.norm, o.embed));
+  norm_output_previous = register_module("norm_output_previous", make_norm(o.norm, o.embed));
+  norm_output_context = register_module("norm_output_context", make_norm(o.norm, o.embed));
+  LinearOptions logits_options = dense;
+  logits_options.weight_norm = false;  // the logits are never normalized
+  output_words = register_module("output_words", std::make_shared<Linear>(o.embed, o.target_vocab, gen, logits_options));
+  dropout = register_module("dropout", std::make_shared<Dropout>(o.dropout, noise_gen));
+}
+
+SourceEncoding RNNSearch::encode(const Indices& source, const Tensor& source_mask) {
+  check_ids(source, source_mask, "source");
+  const int64_t steps = source.shape[0], batch = source.shape[1];
+  Var context = encoder->forward(dropout->forward(source_words->forward(source)), source_mask);  // [S, B, 2H]
+
+  // The mean of the context over each sentence's real positions.
+  Tensor weights = Tensor::empty(Shape{steps, batch, 1});
+  for (int64_t b = 0; b < batch; ++b) {
+    float count = 0.0f;
+    for (int64_t t = 0; t < steps; ++t) count += source_mask.data()[t * batch + b];
+    check(count > 0.0f, "RNNSearch: source sentence {} of the batch is empty", b);
+    for (int64_t t = 0; t < steps; ++t) weights.data()[t * batch + b] = source_mask.data()[t * batch + b] / count;
+  }
+  Var mean_context = sum(context * constant(weights), 0);  // [B, 2H]
+  Var initial = tanh(norm_init->forward(init_state->forward(mean_context)));
+  return {context, decoder->attention->precompute(context), source_mask, initial};
+}
+
+Var RNNSearch::deep_output(const Var& states, const Var& previous_words, const Var& contexts) {
+  Var t = tanh(norm_output_state->forward(output_state->forward(states)) +
+               norm_output_previous->forward(output_previous->forward(previous_words)) +
+               norm_output_context->forward(output_context->forward(contexts)));
+  return output_words->forward(dropout->forward(t));
+}
+
+Var RNNSearch::logits(const Indices& source, const Tensor& source_mask, const Indices& target,
+                      const Tensor& target_mask) {
+  check_ids(target, target_mask, "target");
+  check(source.shape[1] == target.shape[1], "RNNSearch: source batch {} and target batch {} differ",
+        source.shape[1], target.shape[1]);
+  const int64_t steps = target.shape[0], batch = target.shape[1], embed = options_.embed;
+  SourceEncoding src = encode(source, source_mask);
+
+  // y'_j: zeros, then the target words shifted by one position.
+  Var first = constant(Tensor::zeros(Shape{1, batch, embed}));
+  Var previous = first;
+  if (steps > 1) {
+    Indices shifted(Shape{steps - 1, batch},
+                    std::vector<int32_t>(target.values.begin(), target.values.end() - batch));
+    previous = concat({first, target_words->forward(shifted)}, 0);
+  }
+  previous = dropout->forward(previous);  // [T, B, E]
+
+  GRUCell::InputTerms terms = decoder->project_targets(previous);
+  Var state = src.initial_state;
+  std::vector<Var> states, contexts;
+  states.reserve(static_cast<size_t>(steps));
+  contexts.reserve(static_cast<size_t>(steps));
+  for (int64_t t = 0; t < steps; ++t) {
+    ConditionalGRU::Step step = decoder->step(at_step(terms.gates, t), at_step(terms.candidate, t), state,
+                                              src.context, src.projected, src.mask, mask_at(target_mask, t));
+    state = step.state;
+    states.push_back(step.state);
+    contexts.push_back(step.context);
+  }
+  Var out = deep_output(stack(states, 0), previous, stack(contexts, 0));  // [T, B, V]
+  return reshape(out, {steps * batch, options_.target_vocab});
+}
+
+Var RNNSearch::loss(const Indices& source, const Tensor& source_mask, const Indices& target,
+                    const Tensor& target_mask) {
+  Var out = logits(source, source_mask, target, target_mask);
+  CrossEntropyOptions ce;
+  ce.label_smoothing = options_.label_smoothing;
+  ce.row_weights = target_mask.reshape(Shape{target_mask.numel()});
+  ce.mean = false;
+  return cross_entropy(out, Indices(target.values), ce) / static_cast<float>(target.shape[1]);
+}
+
+Var RNNSearch::token_cross_entropy(const Var& logits, const Indices& target, const Tensor& target_mask) {
+  CrossEntropyOptions ce;
+  ce.row_weights = target_mask.reshape(Shape{target_mask.numel()});
+  return cross_entropy(logits, Indices(target.values), ce);
+}
+
+RNNSearch::StepOutput RNNSearch::decode_step(const SourceEncoding& source, const std::vector<int32_t>& previous,
+                                             const Var& state) {
+  const int64_t rows = source.rows();
+  check(static_cast<int64_t>(previous.size()) == rows && state.defined() && state.dim(0) == rows,
+        "RNNSearch::decode_step: {} previous words and state {} for {} rows", previous.size(),
+        state.defined() ? state.shape().str() : "undefined", rows);
+  const bool first = previous[0] < 0;
+  for (int32_t word : previous)
+    check((word < 0) == first, "RNNSearch::decode_step: either every row starts (−1) or none does");
+  Var words = first ? constant(Tensor::zeros(Shape{rows, options_.embed}))
+                    : target_words->forward(Indices(Shape{rows}, previous));
+  words = dropout->forward(words);
+  GRUCell::InputTerms terms = decoder->project_targets(words);
+  ConditionalGRU::Step step =
+      decoder->step(terms.gates, terms.candidate, state, source.context, source.projected, source.mask);
+  Var logits = deep_output(step.state, words, step.context);
+  return {log_softmax(logits, 1), step.state, step.weights};
+}
+
+}  // namespace rg
