@@ -1,0 +1,383 @@
+// Machine translation with RNNSearch and a choice of normalization: the
+// paper's Tables 2–3 and Figure 1.
+//
+//   build/bin/rnnsearch --norm rmsnorm --out runs/mt/rmsnorm          # the synthetic task
+//   build/bin/rnnsearch --norm rmsnorm --out runs/mt/rmsnorm \
+//       --train-src train.de.gz --train-tgt train.en.gz --valid-src val.de.gz --valid-tgt val.en.gz \
+//       --test-src test_2016_flickr.de.gz --test-tgt test_2016_flickr.en.gz
+//   build/bin/rnnsearch --translate input.de --out runs/mt/rmsnorm [--output hyp.en] [--beam 5]
+//
+// Training: a joint SentencePiece BPE model of --vocab-size pieces is trained
+// on the training text (both languages) into <out>/subword.model; pairs
+// longer than --max-length subwords are dropped; batches of up to --batch
+// sentences are bucketed by length. Every --eval-every steps (and at the last
+// step) the validation set is scored — per-token cross-entropy, and BLEU of
+// its beam-search translations (sacreBLEU's default, on detokenised text;
+// hypotheses in <out>/hypotheses/) — and <out>/checkpoint.safetensors is
+// written (--resume continues from it); the checkpoint with the best
+// validation BLEU is kept as <out>/best.safetensors. At the end the best
+// checkpoint translates the test set, whose BLEU is logged with its signature.
+//
+// Translating (--translate FILE): the model settings come from <out>/config.json,
+// the weights from <out>/best.safetensors, the subwords from <out>/subword.model;
+// one detokenised translation per input line, to --output or stdout.
+//
+// Recipe (../shared/PAPER.md): Adam lr 1e-4, batch 80, clip 1.0, label
+// smoothing 0.1, N(0, 0.01) init, beam 5. Sizes default to a CPU-sized model
+// (embed and hidden 256); the paper's are --embed 512 --hidden 1024.
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "autograd/ops.h"
+#include "core/error.h"
+#include "core/parallel.h"
+#include "experiments/common/bleu.h"
+#include "experiments/common/checkpoint.h"
+#include "experiments/common/progress.h"
+#include "experiments/common/run.h"
+#include "experiments/common/text_file.h"
+#include "experiments/common/training_checkpoint.h"
+#include "experiments/rnnsearch/beam_search.h"
+#include "experiments/rnnsearch/synthetic_translation.h"
+#include "experiments/rnnsearch/translation_data.h"
+#include "models/rnnsearch.h"
+#include "optim/adam.h"
+#include "optim/clip.h"
+
+using namespace rg;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TranslationConfig {
+  std::string train_src, train_tgt, valid_src, valid_tgt, test_src, test_tgt;
+  std::string translate, output;
+  int64_t vocab_size = 8000, max_length = 80;
+  int64_t synthetic_pairs = 20000;
+  std::string norm = "rmsnorm";
+  float p = 0.0625f, eps = 1e-5f;
+  int64_t embed = 256, hidden = 256, attention = 0;
+  float dropout = 0.2f, label_smoothing = 0.1f;
+  double lr = 1e-4;
+  int64_t batch = 80, max_tokens = 0;
+  double clip = 1.0;
+  int64_t steps = 10000, eval_every = 1000;
+  int beam = 5, valid_beam = 5;
+  float length_norm = 1.0f;
+  int64_t valid_limit = 0, decode_batch = 40;
+  int64_t stop_after = 0;
+};
+
+void add_model_flags(CLI::App& app, TranslationConfig& cfg) {
+  app.add_option("--norm", cfg.norm, "normalization in every GRU, the attention, the initial state and the deep output")
+      ->check(CLI::IsMember({"none", "layernorm", "rmsnorm", "prmsnorm", "l2norm", "weightnorm"}));
+  app.add_option("--p", cfg.p, "pRMSNorm's fraction of units")->check(CLI::Range(0.0f, 1.0f));
+  app.add_option("--eps", cfg.eps, "ε of the norms")->check(CLI::PositiveNumber);
+  app.add_option("--embed", cfg.embed, "word vectors and deep output size")->check(CLI::PositiveNumber);
+  app.add_option("--hidden", cfg.hidden, "GRU units (per encoder direction)")->check(CLI::PositiveNumber);
+  app.add_option("--attention", cfg.attention, "attention MLP size (0: the context size, 2·hidden)")
+      ->check(CLI::NonNegativeNumber);
+}
+
+RNNSearchOptions model_options(const TranslationConfig& cfg, int64_t vocab) {
+  RNNSearchOptions o;
+  o.source_vocab = o.target_vocab = vocab;
+  o.embed = cfg.embed;
+  o.hidden = cfg.hidden;
+  o.attention = cfg.attention;
+  o.norm.kind = parse_norm_kind(cfg.norm);
+  o.norm.p = cfg.p;
+  o.norm.eps = cfg.eps;
+  o.dropout = cfg.dropout;
+  o.label_smoothing = cfg.label_smoothing;
+  return o;
+}
+
+std::vector<std::string> detokenized(const Subword& subword, const std::vector<std::vector<int32_t>>& ids) {
+  std::vector<std::string> text;
+  text.reserve(ids.size());
+  for (const auto& sentence : ids) text.push_back(subword.decode(std::vector<int>(sentence.begin(), sentence.end())));
+  return text;
+}
+
+void write_lines(const std::string& path, const std::vector<std::string>& lines) {
+  std::ofstream out(path);
+  check(out.good(), "cannot write {}", path);
+  for (const std::string& line : lines) out << line << '\n';
+  check(out.good(), "writing {} failed", path);
+}
+
+// Mean cross-entropy per real target token over a set, teacher forced.
+double token_loss(RNNSearch& model, const EncodedPairs& pairs, int64_t batch) {
+  NoGradGuard no_grad;
+  model.eval();
+  double total = 0.0, tokens = 0.0;
+  for (int64_t first = 0; first < static_cast<int64_t>(pairs.size()); first += batch) {
+    Batch indices;
+    for (int64_t i = first; i < std::min<int64_t>(first + batch, pairs.size()); ++i) indices.push_back(i);
+    TranslationBatch b = make_translation_batch(pairs, indices);
+    Var logits = model.logits(b.source.ids, b.source.mask, b.target.ids, b.target.mask);
+    double n = 0.0;
+    for (int64_t len : b.target.lengths) n += static_cast<double>(len);
+    total += RNNSearch::token_cross_entropy(logits, b.target.ids, b.target.mask).item() * n;
+    tokens += n;
+  }
+  model.train();
+  return tokens > 0 ? total / tokens : 0.0;
+}
+
+int translate_file(const TranslationConfig& cfg, const RunOptions& run_options) {
+  const fs::path dir = run_options.out;
+  std::ifstream config_file(dir / "config.json");
+  check(config_file.good(), "--translate: {} has no config.json (is --out the training run's directory?)",
+        dir.string());
+  nlohmann::json saved;
+  try {
+    saved = nlohmann::json::parse(config_file);
+  } catch (const std::exception& e) {
+    throw Error(fmt::format("--translate: {} is not valid JSON: {}", (dir / "config.json").string(), e.what()));
+  }
+  TranslationConfig model_cfg = cfg;
+  auto take = [&](const char* key, auto& value) {
+    if (saved.contains(key)) value = saved[key].get<std::remove_reference_t<decltype(value)>>();
+  };
+  take("norm", model_cfg.norm);
+  take("p", model_cfg.p);
+  take("eps", model_cfg.eps);
+  take("embed", model_cfg.embed);
+  take("hidden", model_cfg.hidden);
+  take("attention", model_cfg.attention);
+
+  Subword subword((dir / "subword.model").string());
+  fs::path weights = dir / "best.safetensors";
+  if (!fs::exists(weights)) weights = dir / "checkpoint.safetensors";
+  check(fs::exists(weights), "--translate: {} has neither best.safetensors nor checkpoint.safetensors",
+        dir.string());
+  Generator init_gen(0), noise_gen(1);
+  RNNSearch model(model_options(model_cfg, subword.vocab_size()), init_gen, noise_gen);
+  std::vector<std::pair<std::string, Tensor>> targets;
+  for (auto& [name, var] : model.named_parameters()) targets.emplace_back(name, var.value());
+  restore_tensors(load_checkpoint(weights.string()), "param.", targets);
+
+  if (run_options.threads > 0) set_num_threads(run_options.threads);
+  BeamOptions beam{.beam = cfg.beam, .length_norm = cfg.length_norm};
+  std::vector<std::string> lines = read_lines(cfg.translate);
+  std::vector<std::string> out =
+      detokenized(subword, translate_all(model, encode_sentences(lines, subword), beam, cfg.decode_batch));
+  if (cfg.output.empty()) {
+    for (const std::string& line : out) std::cout << line << '\n';
+  } else {
+    write_lines(cfg.output, out);
+    std::cerr << fmt::format("translated {} lines of {} into {} with {}\n", out.size(), cfg.translate, cfg.output,
+                             weights.string());
+  }
+  return 0;
+}
+
+struct Corpus {
+  ParallelText train, valid, test;
+};
+
+Corpus read_corpus(const TranslationConfig& cfg, uint64_t seed) {
+  Corpus c;
+  if (cfg.train_src.empty()) {
+    SyntheticTranslationOptions o;
+    o.pairs = cfg.synthetic_pairs;
+    o.seed = seed + 100;
+    c.train = synthetic_translation(o);
+    o.pairs = 500;
+    o.seed = seed + 101;
+    c.valid = synthetic_translation(o);
+    o.seed = seed + 102;
+    c.test = synthetic_translation(o);
+    return c;
+  }
+  c.train = read_parallel_text(cfg.train_src, cfg.train_tgt);
+  c.valid = read_parallel_text(cfg.valid_src, cfg.valid_tgt);
+  if (!cfg.test_src.empty()) c.test = read_parallel_text(cfg.test_src, cfg.test_tgt);
+  return c;
+}
+
+int train(int argc, char** argv) {
+  RunOptions run_options;
+  run_options.out = "runs/rnnsearch";
+  TranslationConfig cfg;
+  CLI::App app{"Machine translation with RNNSearch (Bahdanau et al. 2015, as Nematus; Zhang & Sennrich 2019, "
+               "Tables 2-3)"};
+  add_run_options(app, run_options);
+  auto* train_src = app.add_option("--train-src", cfg.train_src, "training source text (plain or .gz); empty: synthetic");
+  auto* train_tgt = app.add_option("--train-tgt", cfg.train_tgt, "training target text");
+  auto* valid_src = app.add_option("--valid-src", cfg.valid_src, "validation source text");
+  auto* valid_tgt = app.add_option("--valid-tgt", cfg.valid_tgt, "validation target text");
+  auto* test_src = app.add_option("--test-src", cfg.test_src, "test source text, translated by the best checkpoint");
+  auto* test_tgt = app.add_option("--test-tgt", cfg.test_tgt, "test target text");
+  train_src->needs(train_tgt)->needs(valid_src);
+  train_tgt->needs(train_src);
+  valid_src->needs(valid_tgt)->needs(train_src);
+  valid_tgt->needs(valid_src);
+  test_src->needs(test_tgt)->needs(train_src);
+  test_tgt->needs(test_src);
+  app.add_option("--translate", cfg.translate, "translate this file with the run in --out instead of training");
+  app.add_option("--output", cfg.output, "with --translate: write here instead of stdout");
+  app.add_option("--vocab-size", cfg.vocab_size, "SentencePiece pieces (the synthetic task caps it at 400)")
+      ->check(CLI::Range(16, 1 << 20));
+  app.add_option("--max-length", cfg.max_length, "drop training pairs longer than this many subwords (0: keep all)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--synthetic-pairs", cfg.synthetic_pairs, "training pairs of the synthetic task")
+      ->check(CLI::Range(10, 1 << 24));
+  add_model_flags(app, cfg);
+  app.add_option("--dropout", cfg.dropout, "dropout on word vectors and the deep output")->check(CLI::Range(0.0f, 0.99f));
+  app.add_option("--label-smoothing", cfg.label_smoothing, "label smoothing ε")->check(CLI::Range(0.0f, 0.99f));
+  app.add_option("--lr", cfg.lr, "Adam learning rate")->check(CLI::PositiveNumber);
+  app.add_option("--batch", cfg.batch, "sentences per step")->check(CLI::PositiveNumber);
+  app.add_option("--max-tokens", cfg.max_tokens, "padded tokens per step (0: no limit)")->check(CLI::NonNegativeNumber);
+  app.add_option("--clip", cfg.clip, "global gradient norm clip")->check(CLI::PositiveNumber);
+  app.add_option("--steps", cfg.steps, "training steps")->check(CLI::PositiveNumber);
+  app.add_option("--eval-every", cfg.eval_every, "steps between validations")->check(CLI::PositiveNumber);
+  app.add_option("--beam", cfg.beam, "beam size for the test set and --translate (1: greedy)")->check(CLI::Range(1, 100));
+  app.add_option("--valid-beam", cfg.valid_beam, "beam size for validation BLEU")->check(CLI::Range(1, 100));
+  app.add_option("--length-norm", cfg.length_norm, "rank finished hypotheses by score / length^this (0: off)")
+      ->check(CLI::Range(0.0f, 5.0f));
+  app.add_option("--valid-limit", cfg.valid_limit, "validation BLEU on the first N sentences (0: all)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--decode-batch", cfg.decode_batch, "sentences per beam-search batch")->check(CLI::PositiveNumber);
+  app.add_option("--stop-after", cfg.stop_after, "stop after this step as if interrupted (for testing --resume)")
+      ->check(CLI::NonNegativeNumber);
+  if (auto exit_code = parse_flags(app, argc, argv)) return *exit_code;
+  if (!cfg.translate.empty()) return translate_file(cfg, run_options);
+  const bool synthetic = cfg.train_src.empty();
+  if (synthetic && app.count("--vocab-size") == 0) cfg.vocab_size = 400;
+
+  Run run(app, run_options);
+  Corpus corpus = read_corpus(cfg, run_options.seed);
+  run.note(fmt::format("{}: {} training, {} validation, {} test pairs", synthetic ? "synthetic task" : cfg.train_src,
+                       corpus.train.size(), corpus.valid.size(), corpus.test.size()));
+
+  const std::string subword_path = run.path("subword.model");
+  if (!(run.resuming() && fs::exists(subword_path))) {
+    std::vector<std::string> text = corpus.train.source;
+    text.insert(text.end(), corpus.train.target.begin(), corpus.train.target.end());
+    Subword::train(text, static_cast<int>(cfg.vocab_size), subword_path);
+  }
+  Subword subword(subword_path);
+  EncodedPairs train_pairs = encode_pairs(corpus.train, subword, cfg.max_length);
+  EncodedPairs valid_pairs = encode_pairs(corpus.valid, subword, 0);
+  check(train_pairs.size() > 0, "rnnsearch: no training pair is left after the length filter");
+  std::vector<std::vector<int32_t>> valid_sources = encode_sentences(corpus.valid.source, subword);
+  if (cfg.valid_limit > 0 && static_cast<int64_t>(valid_sources.size()) > cfg.valid_limit)
+    valid_sources.resize(static_cast<size_t>(cfg.valid_limit));
+  std::vector<std::string> valid_refs(corpus.valid.target.begin(),
+                                      corpus.valid.target.begin() + static_cast<std::ptrdiff_t>(valid_sources.size()));
+  run.note(fmt::format("SentencePiece BPE, {} pieces; {} training pairs kept ({} longer than {} subwords, {} with an "
+                       "empty side dropped)",
+                       subword.vocab_size(), train_pairs.size(), train_pairs.dropped_long, cfg.max_length,
+                       train_pairs.dropped_empty));
+
+  Generator init_gen(run_options.seed), noise_gen(run_options.seed + 1);
+  RNNSearch model(model_options(cfg, subword.vocab_size()), init_gen, noise_gen);
+  run.note(fmt::format("RNNSearch, {} parameters, norm {}", model.parameter_count(), cfg.norm));
+
+  BucketOptions buckets;
+  buckets.max_sentences = cfg.batch;
+  buckets.max_tokens = cfg.max_tokens;
+  BatchCursor cursor(translation_batches(train_pairs, buckets), run_options.seed + 3);
+  Adam adam(model.named_parameters(), AdamOptions{.lr = cfg.lr});
+  run.note(fmt::format("{} steps of up to {} sentences ({} per epoch); Adam lr {}; clip {}", cfg.steps, cfg.batch,
+                       cursor.batches_per_epoch(), cfg.lr, cfg.clip));
+
+  const std::string checkpoint = run.path("checkpoint.safetensors"), best = run.path("best.safetensors");
+  fs::create_directories(run.path("hypotheses"));
+  TrainingProgress progress;
+  progress.cursor = &cursor;
+  progress.generators = {{"init", &init_gen}, {"noise", &noise_gen}};
+  progress.best_metric = -1.0;
+  if (run.resuming()) {
+    load_training_checkpoint(checkpoint, model, adam, progress);
+    run.note(fmt::format("resumed from {} at step {}", checkpoint, progress.step));
+  }
+  const int64_t per_epoch = cursor.batches_per_epoch();
+  auto epoch_of = [&](int64_t step) { return static_cast<double>(step) / per_epoch; };
+  BeamOptions valid_beam{.beam = cfg.valid_beam, .length_norm = cfg.length_norm};
+
+  auto validate_and_save = [&](int64_t step) {
+    auto paused = run.pause_clock();
+    const double loss = token_loss(model, valid_pairs, cfg.decode_batch);
+    std::vector<std::string> hyps =
+        detokenized(subword, translate_all(model, valid_sources, valid_beam, cfg.decode_batch));
+    write_lines(run.path(fmt::format("hypotheses/valid.step{}.txt", step)), hyps);
+    const BleuScore bleu = corpus_bleu(hyps, {valid_refs});
+    run.log_eval("valid", step, loss, {{"bleu", bleu.score}, {"epoch", epoch_of(step)}});
+    progress.step = step;
+    progress.epoch = cursor.epoch();
+    progress.train_seconds = run.train_seconds();
+    if (bleu.score > progress.best_metric) {
+      progress.best_metric = bleu.score;
+      save_training_checkpoint(best, model, adam, progress, run.settings_json());
+      run.note(fmt::format("best validation BLEU so far, {:.2f}: saved {}", bleu.score, best));
+    }
+    save_training_checkpoint(checkpoint, model, adam, progress, run.settings_json());
+  };
+
+  int64_t step = progress.step;
+  run.begin_training(step);
+  if (step == 0) validate_and_save(0);
+  ProgressBar bar(cfg.steps, "train");
+  double interval_loss = 0.0;
+  int64_t interval_seen = 0;
+  while (step < cfg.steps) {
+    TranslationBatch b = make_translation_batch(train_pairs, cursor.next());
+    Var loss = model.loss(b.source.ids, b.source.mask, b.target.ids, b.target.mask);
+    adam.zero_grad();
+    loss.backward();
+    clip_grad_norm(model.named_parameters(), cfg.clip);
+    adam.step();
+    ++step;
+    const double loss_value = loss.item();
+    check_finite_loss(step, loss_value);
+    interval_loss += loss_value;
+    interval_seen += 1;
+    tape().clear();
+    bar.update(step);
+    if (step % run_options.log_every == 0 || step == cfg.steps) {
+      run.log_train(step, interval_loss / interval_seen, {{"epoch", epoch_of(step)}});
+      interval_loss = 0.0;
+      interval_seen = 0;
+    }
+    if (step % cfg.eval_every == 0 || step == cfg.steps) validate_and_save(step);
+    if (step == cfg.stop_after) {
+      run.note(fmt::format("stopping after step {} (--stop-after)", step));
+      bar.finish();
+      return 0;
+    }
+  }
+  bar.finish();
+
+  if (corpus.test.size() > 0) {
+    auto paused = run.pause_clock();
+    TrainingProgress best_progress;
+    Adam unused(model.named_parameters(), AdamOptions{.lr = cfg.lr});
+    Generator g0(0), g1(0);
+    best_progress.generators = {{"init", &g0}, {"noise", &g1}};
+    load_training_checkpoint(best, model, unused, best_progress);
+    EncodedPairs test_pairs = encode_pairs(corpus.test, subword, 0);
+    const double loss = token_loss(model, test_pairs, cfg.decode_batch);
+    BeamOptions test_beam{.beam = cfg.beam, .length_norm = cfg.length_norm};
+    std::vector<std::string> hyps = detokenized(
+        subword, translate_all(model, encode_sentences(corpus.test.source, subword), test_beam, cfg.decode_batch));
+    write_lines(run.path("hypotheses/test.txt"), hyps);
+    const BleuScore bleu = corpus_bleu(hyps, {corpus.test.target});
+    run.log_eval("test", step, loss, {{"bleu", bleu.score}, {"best_step", static_cast<double>(best_progress.step)}});
+    run.note(fmt::format("test (best checkpoint, step {}, beam {}): {} {}", best_progress.step, cfg.beam,
+                         bleu.str(), bleu.signature()));
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return run_main([&] { return train(argc, argv); });
+}
