@@ -2,8 +2,8 @@
 // paper's Tables 2–3 and Figure 1.
 //
 //   build/bin/rnnsearch --norm rmsnorm --out runs/mt/rmsnorm          # the synthetic task
-//   build/bin/rnnsearch --norm rmsnorm --out runs/mt/rmsnorm \
-//       --train-src train.de.gz --train-tgt train.en.gz --valid-src val.de.gz --valid-tgt val.en.gz \
+//   build/bin/rnnsearch --norm rmsnorm --out runs/mt/rmsnorm
+//       --train-src train.de.gz --train-tgt train.en.gz --valid-src val.de.gz --valid-tgt val.en.gz
 //       --test-src test_2016_flickr.de.gz --test-tgt test_2016_flickr.en.gz
 //   build/bin/rnnsearch --translate input.de --out runs/mt/rmsnorm [--output hyp.en] [--beam 5]
 //
@@ -57,6 +57,7 @@ struct TranslationConfig {
   std::string translate, output;
   int64_t vocab_size = 8000, max_length = 80;
   int64_t synthetic_pairs = 20000;
+  int synthetic_max_words = 25;
   std::string norm = "rmsnorm";
   float p = 0.0625f, eps = 1e-5f;
   int64_t embed = 256, hidden = 256, attention = 0;
@@ -186,6 +187,7 @@ Corpus read_corpus(const TranslationConfig& cfg, uint64_t seed) {
   if (cfg.train_src.empty()) {
     SyntheticTranslationOptions o;
     o.pairs = cfg.synthetic_pairs;
+    o.max_words = cfg.synthetic_max_words;
     o.seed = seed + 100;
     c.train = synthetic_translation(o);
     o.pairs = 500;
@@ -228,6 +230,8 @@ int train(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--synthetic-pairs", cfg.synthetic_pairs, "training pairs of the synthetic task")
       ->check(CLI::Range(10, 1 << 24));
+  app.add_option("--synthetic-max-words", cfg.synthetic_max_words, "longest synthetic source sentence, in words")
+      ->check(CLI::Range(3, 200));
   add_model_flags(app, cfg);
   app.add_option("--dropout", cfg.dropout, "dropout on word vectors and the deep output")->check(CLI::Range(0.0f, 0.99f));
   app.add_option("--label-smoothing", cfg.label_smoothing, "label smoothing ε")->check(CLI::Range(0.0f, 0.99f));
