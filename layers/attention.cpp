@@ -51,11 +51,14 @@ MLPAttention::MLPAttention(int64_t context_size, int64_t state_size, int64_t hid
   check(context_size > 0 && state_size > 0 && hidden_size > 0,
         "MLPAttention: sizes must be positive, got context {} state {} hidden {}", context_size, state_size,
         hidden_size);
+  // Under weight norm the two terms' weights are reparameterised instead.
+  const bool weight_norm = norm.kind == NormKind::WeightNorm;
   context_to_hidden = register_module(
-      "context_to_hidden", std::make_shared<Linear>(context_size, hidden_size, gen, LinearOptions{.init = init}));
+      "context_to_hidden",
+      std::make_shared<Linear>(context_size, hidden_size, gen, LinearOptions{.weight_norm = weight_norm, .init = init}));
   state_to_hidden = register_module(
-      "state_to_hidden",
-      std::make_shared<Linear>(state_size, hidden_size, gen, LinearOptions{.bias = false, .init = init}));
+      "state_to_hidden", std::make_shared<Linear>(state_size, hidden_size, gen,
+                                                  LinearOptions{.bias = false, .weight_norm = weight_norm, .init = init}));
   hidden_to_score = register_module("hidden_to_score",
                                     std::make_shared<Linear>(hidden_size, 1, gen, LinearOptions{.init = init}));
   norm_context = register_module("norm_context", make_norm(norm, hidden_size));

@@ -1,7 +1,10 @@
 #include "layers/gru.h"
 
+#include <cmath>
+
 #include "autograd/ops.h"
 #include "autograd/rnn_ops.h"
+#include "autograd/weight_norm.h"
 #include "core/error.h"
 #include "layers/init.h"
 
@@ -31,7 +34,23 @@ Tensor mask_at(const Tensor& mask, int64_t t) {
   return Tensor::from(Shape{batch}, std::span<const float>(mask.data() + t * batch, batch));
 }
 
+// ‖w_i‖ per row: weight norm's g, so that g · v / ‖v‖ starts equal to w.
+Tensor row_norms(const Tensor& w) {
+  const int64_t rows = w.dim(0), cols = w.dim(1);
+  Tensor g = Tensor::empty(Shape{rows});
+  for (int64_t i = 0; i < rows; ++i) {
+    double sq = 0.0;
+    for (int64_t j = 0; j < cols; ++j) sq += static_cast<double>(w.data()[i * cols + j]) * w.data()[i * cols + j];
+    g.data()[i] = static_cast<float>(std::sqrt(sq));
+  }
+  return g;
+}
+
 }  // namespace
+
+Var GRUCell::effective(const Var& weight, int which) const {
+  return weight_norm_ ? weight_norm(weight, weight_gains_[static_cast<size_t>(which)]) : weight;
+}
 
 GRUCell::GRUCell(int64_t input_size, int64_t hidden_size, const NormOptions& norm, Generator& gen,
                  const GRUInit& init)
@@ -39,12 +58,19 @@ GRUCell::GRUCell(int64_t input_size, int64_t hidden_size, const NormOptions& nor
   check(input_size > 0 && hidden_size > 0, "GRUCell: sizes must be positive, got input {} hidden {}", input_size,
         hidden_size);
   const int64_t h = hidden_size;
-  weight_x_gates = register_parameter("weight_x_gates", init_normal(Shape{2 * h, input_size}, init.stddev, gen));
+  weight_norm_ = norm.kind == NormKind::WeightNorm;
+  auto weight = [&](const char* name, Tensor w) {
+    if (!weight_norm_) return register_parameter(name, w);
+    Var v = register_parameter(std::string(name) + "_v", w);
+    weight_gains_.push_back(register_parameter(std::string(name) + "_g", row_norms(w)));
+    return v;
+  };
+  weight_x_gates = weight("weight_x_gates", init_normal(Shape{2 * h, input_size}, init.stddev, gen));
   bias_gates = register_parameter("bias_gates", Tensor::zeros(Shape{2 * h}));
-  weight_x_cand = register_parameter("weight_x_cand", init_normal(Shape{h, input_size}, init.stddev, gen));
+  weight_x_cand = weight("weight_x_cand", init_normal(Shape{h, input_size}, init.stddev, gen));
   bias_cand = register_parameter("bias_cand", Tensor::zeros(Shape{h}));
-  weight_h_gates = register_parameter("weight_h_gates", recurrent_weight(2 * h, h, init, gen));
-  weight_h_cand = register_parameter("weight_h_cand", recurrent_weight(h, h, init, gen));
+  weight_h_gates = weight("weight_h_gates", recurrent_weight(2 * h, h, init, gen));
+  weight_h_cand = weight("weight_h_cand", recurrent_weight(h, h, init, gen));
   norm_x_gates = register_module("norm_x_gates", make_norm(norm, 2 * h));
   norm_x_cand = register_module("norm_x_cand", make_norm(norm, h));
   norm_h_gates = register_module("norm_h_gates", make_norm(norm, 2 * h));
@@ -54,16 +80,16 @@ GRUCell::GRUCell(int64_t input_size, int64_t hidden_size, const NormOptions& nor
 GRUCell::InputTerms GRUCell::project_input(const Var& x) {
   check(x.defined() && x.rank() >= 1 && x.dim(-1) == input_size_, "GRUCell: input {} must end in {}",
         x.defined() ? x.shape().str() : "undefined", input_size_);
-  Var gates = matmul(x, weight_x_gates, false, true) + bias_gates;
-  Var cand = matmul(x, weight_x_cand, false, true) + bias_cand;
+  Var gates = matmul(x, effective(weight_x_gates, 0), false, true) + bias_gates;
+  Var cand = matmul(x, effective(weight_x_cand, 1), false, true) + bias_cand;
   return {norm_x_gates->forward(gates), norm_x_cand->forward(cand)};
 }
 
 Var GRUCell::step(const Var& x_gates, const Var& x_candidate, const Var& h, const Tensor& mask) {
   check(h.defined() && h.rank() == 2 && h.dim(1) == hidden_size_, "GRUCell: state {} must be [B, {}]",
         h.defined() ? h.shape().str() : "undefined", hidden_size_);
-  Var h_gates = norm_h_gates->forward(matmul(h, weight_h_gates, false, true));
-  Var h_cand = norm_h_cand->forward(matmul(h, weight_h_cand, false, true));
+  Var h_gates = norm_h_gates->forward(matmul(h, effective(weight_h_gates, 2), false, true));
+  Var h_cand = norm_h_cand->forward(matmul(h, effective(weight_h_cand, 3), false, true));
   return gru_update(x_gates, h_gates, x_candidate, h_cand, h, mask);
 }
 

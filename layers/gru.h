@@ -8,7 +8,9 @@
 //   r = σ(a_r), u = σ(a_u), c = tanh(a_c), h' = u ⊙ h + (1 − u) ⊙ c
 //
 // The input bias is added before its norm, and no bias follows a norm (the
-// LayerNorm twin carries its own bias per group). With norm "none" this is
+// LayerNorm twin carries its own bias per group). Norm "weightnorm" instead
+// reparameterises each of the four weights, W_i = g_i · v_i / ‖v_i‖ per row
+// (autograd/weight_norm.h), and normalizes no activation. With norm "none" this is
 // the plain GRU. The input terms of a whole sequence are projected and
 // normalized at once (one GEMM per group); only the recurrent terms are
 // computed step by step.
@@ -46,10 +48,17 @@ class GRUCell : public Module {
   int64_t input_size() const { return input_size_; }
   int64_t hidden_size() const { return hidden_size_; }
 
+  // Under weight norm (NormKind::WeightNorm) the four weights hold the
+  // directions v (parameters "<name>_v") and each has a gain g ("<name>_g").
   Var weight_x_gates, bias_gates, weight_x_cand, bias_cand, weight_h_gates, weight_h_cand;
   std::shared_ptr<Norm> norm_x_gates, norm_x_cand, norm_h_gates, norm_h_cand;
 
  private:
+  // The weight a product uses: w, or g · v / ‖v‖ row by row under weight norm
+  // (which: 0 x_gates, 1 x_cand, 2 h_gates, 3 h_cand).
+  Var effective(const Var& weight, int which) const;
+  bool weight_norm_ = false;
+  std::vector<Var> weight_gains_;
   int64_t input_size_, hidden_size_;
 };
 
