@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The paper's Tables 2–3 and Figure 1 from one command: trains RNNSearch with
+# each normalization into sibling run directories, then prints the table
+# (validation and test BLEU, seconds per 1k training steps, the speedup
+# against LayerNorm) and draws validation loss and BLEU against steps and
+# against training time, one line per norm — the paper's argument that a
+# norm which helps per step may not help per second.
+#
+#   scripts/rnnsearch_paper.sh OUT [rnnsearch flags ...]
+#   scripts/rnnsearch_paper.sh runs/mt-multi30k --multi30k --steps 2000 --eval-every 500
+#
+# --multi30k stands for Multi30k German→English from ../shared/data (train,
+# val, and test2016 as the test set). Without data flags the runs use the
+# synthetic task. NORMS="rmsnorm layernorm" overrides the list (default: none
+# layernorm rmsnorm prmsnorm). Every norm gets the same flags, so the runs
+# have equal length. A run whose directory holds a checkpoint is resumed, so
+# an interrupted sweep continues where it stopped. The figures need Debian's
+# python3-matplotlib (installed when missing).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ $# -lt 1 ] || [[ "$1" == -* ]]; then
+  echo "usage: scripts/rnnsearch_paper.sh OUT [--multi30k] [rnnsearch flags ...]" >&2
+  exit 2
+fi
+out=$1
+shift
+args=()
+for a in "$@"; do
+  if [ "$a" = --multi30k ]; then
+    raw=../shared/data/multi30k/task1/raw
+    if [ ! -f "$raw/train.de.gz" ]; then
+      echo "error: --multi30k needs $raw/train.de.gz (../shared/data is not on this machine)" >&2
+      exit 1
+    fi
+    args+=(--train-src "$raw/train.de.gz" --train-tgt "$raw/train.en.gz"
+           --valid-src "$raw/val.de.gz" --valid-tgt "$raw/val.en.gz"
+           --test-src "$raw/test_2016_flickr.de.gz" --test-tgt "$raw/test_2016_flickr.en.gz")
+  else
+    args+=("$a")
+  fi
+done
+norms=${NORMS:-"none layernorm rmsnorm prmsnorm"}
+scripts/build.sh rnnsearch paper_table
+for norm in $norms; do
+  echo "== rnnsearch --norm $norm"
+  resume=()
+  [ -f "$out/$norm/checkpoint.safetensors" ] && resume=(--resume)
+  build/bin/rnnsearch --norm "$norm" --out "$out/$norm" "${resume[@]}" "${args[@]}"
+done
+echo
+{
+  echo "Tables 2–3 (BLEU: sacreBLEU's default, cased, detokenised; validation BLEU is the last validation,"
+  echo "test BLEU that of the checkpoint with the best validation BLEU; time per 1k training steps,"
+  echo "evaluation excluded):"
+  echo
+  build/bin/paper_table "$out" --split valid,test --metric bleu --time 1k --decimals 2
+} | tee "$out/tables.md"
+scripts/deps.sh python3-matplotlib
+for x in step time; do
+  /usr/bin/python3 scripts/plot_curves.py "$out" --metric loss,bleu --split valid,valid --x "$x" \
+    -o "$out/valid_by_$x.png"
+done
+echo "tables: $out/tables.md, figures: $out/valid_by_step.png, $out/valid_by_time.png"
