@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "core/allocator.h"
 #include "rmsgrad.h"
 
 using namespace rg;
@@ -155,4 +156,26 @@ TEST_CASE("dropout mask keeps 1-p of the elements, scaled") {
   CHECK(other == 0);
   CHECK(std::fabs(kept / 100000.0 - 0.75) < 0.01);
   CHECK_THROWS_AS(dropout_mask(Shape{2}, 1.0f, g), Error);
+}
+
+TEST_CASE("allocator: a freed large block serves a request of nearly the same size") {
+  release_cached_blocks();
+  const int64_t floats = (int64_t{3} << 20) / 4 + 1000;  // 3 MB and a bit: the 3.5 MB class
+  float* first = allocate_floats(floats);
+  first[floats - 1] = 1.0f;
+  release_floats(first, floats);
+  const AllocatorStats before = allocator_stats();
+  CHECK(before.cached_bytes == (size_t{7} << 19));
+  float* second = allocate_floats(floats + 5000);  // a few tokens more: still the same class
+  second[floats + 4999] = 2.0f;                    // the whole request is usable
+  const AllocatorStats after = allocator_stats();
+  CHECK(second == first);
+  CHECK(after.hits == before.hits + 1);
+  CHECK(after.cached_bytes == 0);
+  release_floats(second, floats + 5000);
+  float* bigger = allocate_floats((int64_t{4} << 20) / 4 + 1);  // past 3.5 MB: another class, a miss
+  CHECK(bigger != first);
+  CHECK(allocator_stats().misses == after.misses + 1);
+  release_floats(bigger, (int64_t{4} << 20) / 4 + 1);
+  release_cached_blocks();
 }
