@@ -7,9 +7,10 @@
 #   bench/rms_vs_layernorm.sh convpool [threads ...]          ConvPool-CNN-C, width 0.5, batch 100
 #   bench/rms_vs_layernorm.sh order_embedding [threads ...]   order-embedding step (both similarities)
 #   bench/rms_vs_layernorm.sh attentive_reader [threads ...]  attentive reader step (batch 64, 300 tokens)
+#   bench/rms_vs_layernorm.sh rnnsearch [threads ...]         RNNSearch step (batch 80, 13–22 subwords, vocab 8000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-model=${1:?usage: bench/rms_vs_layernorm.sh convpool|order_embedding|attentive_reader [threads ...]}
+model=${1:?usage: bench/rms_vs_layernorm.sh convpool|order_embedding|attentive_reader|rnnsearch [threads ...]}
 shift
 threads=("$@")
 [ ${#threads[@]} -eq 0 ] && threads=(1 2)
@@ -18,7 +19,8 @@ case "$model" in
   convpool) variants=("--width 0.5") ;;
   order_embedding) variants=("--method order --steps 5 --warmup 2" "--method cosine --steps 5 --warmup 2") ;;
   attentive_reader) variants=("--steps 3 --warmup 1") ;;
-  *) echo "unknown model '$model' (convpool, order_embedding or attentive_reader)" >&2; exit 2 ;;
+  rnnsearch) variants=("--steps 5 --warmup 2") ;;
+  *) echo "unknown model '$model' (convpool, order_embedding, attentive_reader or rnnsearch)" >&2; exit 2 ;;
 esac
 scripts/build.sh "bench_$model" >/dev/null
 out=$(mktemp)
