@@ -6,9 +6,10 @@
 // and requested again, each megabyte costs ~256 page faults and a zero-fill
 // by the kernel — measured here at over half the time of a LayerNorm
 // forward+backward. So freed blocks of at least kMinCachedBytes are kept, by
-// size class (four per power of two, so nearly equal sizes share blocks), and handed out again; the cache is bounded (kMaxCachedBytes)
-// and the oldest sizes are released first when it is full. Small blocks go
-// straight to malloc, which already recycles them well.
+// size class (four per power of two, so nearly equal sizes share blocks), and
+// handed out again; the cache is bounded (kMaxCachedBytes) and the oldest
+// sizes are released first when it is full. Small blocks go straight to
+// malloc, which already recycles them well.
 //
 // Blocks are 64-byte aligned. Thread-safe.
 #include <cstddef>
