@@ -7,6 +7,7 @@
 #include "autograd/weight_norm.h"
 #include "core/error.h"
 #include "layers/init.h"
+#include "layers/time_step.h"
 
 namespace rg {
 
@@ -21,17 +22,6 @@ Tensor recurrent_weight(int64_t rows, int64_t cols, const GRUInit& init, Generat
     std::copy_n(q.data(), cols * cols, w.data() + block * cols * cols);
   }
   return w;
-}
-
-// [T, B, N] → the [B, N] slice of step t.
-Var at_step(const Var& seq, int64_t t) {
-  return reshape(slice(seq, 0, t, t + 1), {seq.dim(1), seq.dim(2)});
-}
-
-Tensor mask_at(const Tensor& mask, int64_t t) {
-  if (!mask.defined()) return {};
-  const int64_t batch = mask.dim(1);
-  return Tensor::from(Shape{batch}, std::span<const float>(mask.data() + t * batch, batch));
 }
 
 // ‖w_i‖ per row: weight norm's g, so that g · v / ‖v‖ starts equal to w.

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "layers/init.h"
 #include "layers/linear.h"
+#include "layers/time_step.h"
 
 namespace rg {
 
@@ -26,15 +27,6 @@ Tensor gate_blocks(int64_t hidden, int64_t cols, bool orthogonal_blocks, Generat
     std::copy_n(block.data(), hidden * cols, w.data() + gate * hidden * cols);
   }
   return w;
-}
-
-// [T, B, N] → the [B, N] slice of step t.
-Var at_step(const Var& seq, int64_t t) { return reshape(slice(seq, 0, t, t + 1), {seq.dim(1), seq.dim(2)}); }
-
-Tensor mask_at(const Tensor& mask, int64_t t) {
-  if (!mask.defined()) return {};
-  const int64_t batch = mask.dim(1);
-  return Tensor::from(Shape{batch}, std::span<const float>(mask.data() + t * batch, batch));
 }
 
 std::string shape_or_undefined(const Var& v) { return v.defined() ? v.shape().str() : "undefined"; }

@@ -3,20 +3,11 @@
 
 #include "core/error.h"
 #include "layers/init.h"
+#include "layers/time_step.h"
 
 namespace rg {
 
 namespace {
-
-// [T, B, N] → the [B, N] slice of step t.
-Var at_step(const Var& sequence, int64_t t) {
-  return reshape(slice(sequence, 0, t, t + 1), {sequence.dim(1), sequence.dim(2)});
-}
-
-Tensor mask_at(const Tensor& mask, int64_t t) {
-  const int64_t batch = mask.dim(1);
-  return Tensor::from(Shape{batch}, std::span<const float>(mask.data() + t * batch, batch));
-}
 
 void check_ids(const Indices& ids, const Tensor& mask, const char* what) {
   check(ids.shape.rank() == 2 && mask.defined() && mask.shape() == ids.shape,
