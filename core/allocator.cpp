@@ -1,5 +1,6 @@
 #include "core/allocator.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstdlib>
 #include <list>
@@ -26,28 +27,52 @@ size_t padded_bytes(int64_t count) {
 }
 
 struct Cache {
+  using Age = std::list<std::pair<size_t, float*>>;  // oldest first, for eviction
   std::mutex mutex;
   std::unordered_map<size_t, std::vector<float*>> free_blocks;  // by size
-  std::list<std::pair<size_t, float*>> age;                       // oldest first, for eviction
-  size_t cached_bytes = 0, hits = 0, misses = 0;
+  Age age;
+  std::unordered_map<float*, Age::iterator> age_of;  // each free block's place in `age`
+  size_t cached_bytes = 0, live_bytes = 0, peak_live_bytes = 0, hits = 0, misses = 0;
 
   ~Cache() { drop_all(); }
+
+  size_t limit() const { return std::max(kCacheFloorBytes, peak_live_bytes); }
 
   void drop_all() {
     for (auto& [size, blocks] : free_blocks)
       for (float* p : blocks) std::free(p);
     free_blocks.clear();
     age.clear();
+    age_of.clear();
     cached_bytes = 0;
   }
 
   void evict_oldest() {
     auto [size, p] = age.front();
     age.pop_front();
-    auto& blocks = free_blocks[size];
-    std::erase(blocks, p);
+    age_of.erase(p);
+    std::erase(free_blocks[size], p);  // blocks of one size: a short vector
     cached_bytes -= size;
     std::free(p);
+  }
+
+  float* take(size_t bytes) {
+    auto it = free_blocks.find(bytes);
+    if (it == free_blocks.end() || it->second.empty()) return nullptr;
+    float* p = it->second.back();
+    it->second.pop_back();
+    auto where = age_of.find(p);
+    age.erase(where->second);
+    age_of.erase(where);
+    cached_bytes -= bytes;
+    return p;
+  }
+
+  void put(float* p, size_t bytes) {
+    free_blocks[bytes].push_back(p);
+    age.emplace_back(bytes, p);
+    age_of.emplace(p, std::prev(age.end()));
+    cached_bytes += bytes;
   }
 };
 
@@ -63,51 +88,50 @@ float* allocate_floats(int64_t count) {
   if (bytes >= kMinCachedBytes) {
     Cache& c = cache();
     std::lock_guard lock(c.mutex);
-    auto it = c.free_blocks.find(bytes);
-    if (it != c.free_blocks.end() && !it->second.empty()) {
-      float* p = it->second.back();
-      it->second.pop_back();
-      for (auto a = c.age.begin(); a != c.age.end(); ++a)
-        if (a->second == p) {
-          c.age.erase(a);
-          break;
-        }
-      c.cached_bytes -= bytes;
+    c.live_bytes += bytes;
+    c.peak_live_bytes = std::max(c.peak_live_bytes, c.live_bytes);
+    if (float* p = c.take(bytes)) {
       ++c.hits;
       return p;
     }
     ++c.misses;
   }
   auto* p = static_cast<float*>(std::aligned_alloc(64, bytes));
-  if (!p) throw std::bad_alloc();
+  if (!p) {
+    if (bytes >= kMinCachedBytes) {
+      std::lock_guard lock(cache().mutex);
+      cache().live_bytes -= bytes;
+    }
+    throw std::bad_alloc();
+  }
   return p;
 }
 
 void release_floats(float* p, int64_t count) {
   if (!p) return;
   const size_t bytes = padded_bytes(count);
-  if (bytes < kMinCachedBytes || bytes > kMaxCachedBytes / 4) {
+  if (bytes < kMinCachedBytes) {
     std::free(p);
     return;
   }
   Cache& c = cache();
   std::lock_guard lock(c.mutex);
-  while (c.cached_bytes + bytes > kMaxCachedBytes && !c.age.empty()) c.evict_oldest();
-  c.free_blocks[bytes].push_back(p);
-  c.age.emplace_back(bytes, p);
-  c.cached_bytes += bytes;
+  c.live_bytes -= bytes;  // so limit() ≥ peak ≥ bytes: the block always fits once older ones go
+  while (c.cached_bytes + bytes > c.limit() && !c.age.empty()) c.evict_oldest();
+  c.put(p, bytes);
 }
 
 AllocatorStats allocator_stats() {
   Cache& c = cache();
   std::lock_guard lock(c.mutex);
-  return {c.cached_bytes, c.hits, c.misses};
+  return {c.cached_bytes, c.live_bytes, c.peak_live_bytes, c.hits, c.misses};
 }
 
 void release_cached_blocks() {
   Cache& c = cache();
   std::lock_guard lock(c.mutex);
   c.drop_all();
+  c.peak_live_bytes = c.live_bytes;
 }
 
 }  // namespace rg

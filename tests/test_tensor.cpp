@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "core/allocator.h"
 #include "rmsgrad.h"
@@ -178,4 +179,30 @@ TEST_CASE("allocator: a freed large block serves a request of nearly the same si
   CHECK(allocator_stats().misses == after.misses + 1);
   release_floats(bigger, (int64_t{4} << 20) / 4 + 1);
   release_cached_blocks();
+}
+
+TEST_CASE("allocator: the cache keeps as much as the program had in use at once") {
+  // Four 96 MB blocks live together (a step's activations, say) are more than
+  // the cache's floor; freed, all four are kept, and the next step's four
+  // requests are all served from the cache.
+  release_cached_blocks();
+  const int64_t floats = (int64_t{96} << 20) / 4;
+  const size_t total = 4 * (size_t{96} << 20);
+  REQUIRE(total > kCacheFloorBytes);
+  std::vector<float*> blocks;
+  for (int i = 0; i < 4; ++i) blocks.push_back(allocate_floats(floats));
+  CHECK(allocator_stats().live_bytes == total);
+  CHECK(allocator_stats().peak_live_bytes == total);
+  for (float* p : blocks) release_floats(p, floats);
+  const AllocatorStats freed = allocator_stats();
+  CHECK(freed.live_bytes == 0);
+  CHECK(freed.cached_bytes == total);
+  for (float*& p : blocks) p = allocate_floats(floats);
+  const AllocatorStats again = allocator_stats();
+  CHECK(again.hits == freed.hits + 4);
+  CHECK(again.misses == freed.misses);
+  for (float* p : blocks) release_floats(p, floats);
+  release_cached_blocks();
+  CHECK(allocator_stats().cached_bytes == 0);
+  CHECK(allocator_stats().peak_live_bytes == 0);
 }
