@@ -17,25 +17,116 @@
 // "ms_per_step", "ms_min"}: the median and the fastest of the timed steps
 // after the warm-up steps.
 //
+// With --against NORM2 it builds a second reader with NORM2 in the same
+// process and alternates the two step by step (bench/step_timing.h), printing
+// the median per-pair ratio of NORM's step to NORM2's and its 95% interval.
+//
 // Usage: bench_attentive_reader [--norm none|layernorm|rmsnorm|prmsnorm|batchnorm] [--threads T]
 //                               [--steps S] [--warmup W] [--doc-len Td] [--batch B]
+//                               [--against N2] [--pairs P]
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "bench/step_timing.h"
 #include "models/attentive_reader.h"
 #include "rmsgrad.h"
 
 using namespace rg;
 
-int main(int argc, char** argv) {
-  std::string norm = "rmsnorm";
+namespace {
+
+struct Sizes {
   int64_t batch = 64, doc_len = 300, vocab = 10000, embed = 240, hidden = 240, candidates = 10;
-  int threads = 1, steps = 5, warmup = 2;
-  const float dropout = 0.5f;
+};
+
+// The fixed batch, drawn from generator 0 after the model's parameters, as
+// attentive_reader_torch.py draws its own.
+struct Batch {
+  std::vector<int32_t> doc_ids, query_ids, candidate_ids, answer_ids;
+  Tensor doc_mask, query_mask, candidate_padding;
+  int64_t td = 0, tq = 0;
+};
+
+Batch make_batch(const Sizes& z, Generator& gen) {
+  Batch b;
+  const int64_t min_doc = (5 * z.doc_len + 5) / 6;
+  std::vector<int64_t> doc_lengths(z.batch), query_lengths(z.batch);
+  for (int64_t i = 0; i < z.batch; ++i) {
+    doc_lengths[i] = min_doc + (7 * i) % (z.doc_len - min_doc + 1);
+    query_lengths[i] = 12 + (5 * i) % 9;
+  }
+  b.td = *std::max_element(doc_lengths.begin(), doc_lengths.end());
+  b.tq = *std::max_element(query_lengths.begin(), query_lengths.end());
+  auto tokens = [&](int64_t steps, const std::vector<int64_t>& lengths, std::vector<int32_t>& ids, Tensor& mask) {
+    ids.assign(static_cast<size_t>(steps * z.batch), 0);
+    mask = Tensor::zeros(Shape{steps, z.batch});
+    for (int64_t i = 0; i < z.batch; ++i)
+      for (int64_t t = 0; t < lengths[i]; ++t) {
+        ids[t * z.batch + i] = 4 + static_cast<int32_t>(gen.randint(z.vocab - 4));
+        mask.data()[t * z.batch + i] = 1.0f;
+      }
+  };
+  tokens(b.td, doc_lengths, b.doc_ids, b.doc_mask);
+  tokens(b.tq, query_lengths, b.query_ids, b.query_mask);
+  b.candidate_ids.resize(static_cast<size_t>(z.batch * z.candidates));
+  for (auto& id : b.candidate_ids) id = 4 + static_cast<int32_t>(gen.randint(z.vocab - 4));
+  for (int64_t i = 0; i < z.batch; ++i) b.answer_ids.push_back(static_cast<int32_t>(i % z.candidates));
+  b.candidate_padding = Tensor::zeros(Shape{z.batch, z.candidates});
+  return b;
+}
+
+// One training step of a reader with `norm`; `parameters` and `loss_value`
+// receive its parameter count and latest loss.
+bench::Step make_step(const std::string& norm, const Sizes& z, Batch& batch_out, int64_t& parameters,
+                      double& loss_value) {
+  struct State {
+    Generator gen{0}, noise_gen{1};
+    std::unique_ptr<AttentiveReader> model;
+    std::unique_ptr<Adam> adam;
+    Batch batch;
+    Indices document, query, candidates, answers;
+  };
+  auto s = std::make_shared<State>();
+  AttentiveReaderOptions options;
+  options.vocab_size = z.vocab;
+  options.embed_dim = z.embed;
+  options.hidden = z.hidden;
+  options.norm.kind = parse_norm_kind(norm);
+  options.dropout = 0.5f;
+  s->model = std::make_unique<AttentiveReader>(options, s->gen, s->noise_gen);
+  s->model->train();
+  s->adam = std::make_unique<Adam>(s->model->named_parameters(), AdamOptions{.lr = 8e-5});
+  s->batch = make_batch(z, s->gen);
+  const Batch& b = s->batch;
+  s->document = Indices(Shape{b.td, z.batch}, b.doc_ids);
+  s->query = Indices(Shape{b.tq, z.batch}, b.query_ids);
+  s->candidates = Indices(Shape{z.batch, z.candidates}, b.candidate_ids);
+  s->answers = Indices(Shape{z.batch}, b.answer_ids);
+  batch_out = s->batch;
+  parameters = s->model->parameter_count();
+  return [s, &loss_value] {
+    const Batch& b = s->batch;
+    const ReaderInputs in{s->document, b.doc_mask, s->query, b.query_mask, s->candidates, b.candidate_padding};
+    Var loss = s->model->loss(in, s->answers);
+    s->adam->zero_grad();
+    loss.backward();
+    clip_grad_norm(s->model->named_parameters(), 10.0);
+    s->adam->step();
+    loss_value = loss.item();
+    tape().clear();
+  };
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string norm = "rmsnorm", against;
+  Sizes z;
+  int threads = 1, steps = 5, warmup = 2, pairs = 40;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
@@ -43,86 +134,49 @@ int main(int argc, char** argv) {
     else if (a == "--threads" && has_value) threads = std::stoi(argv[++i]);
     else if (a == "--steps" && has_value) steps = std::stoi(argv[++i]);
     else if (a == "--warmup" && has_value) warmup = std::stoi(argv[++i]);
-    else if (a == "--doc-len" && has_value) doc_len = std::stoll(argv[++i]);
-    else if (a == "--batch" && has_value) batch = std::stoll(argv[++i]);
+    else if (a == "--doc-len" && has_value) z.doc_len = std::stoll(argv[++i]);
+    else if (a == "--batch" && has_value) z.batch = std::stoll(argv[++i]);
+    else if (a == "--against" && has_value) against = argv[++i];
+    else if (a == "--pairs" && has_value) pairs = std::stoi(argv[++i]);
     else {
       std::fprintf(stderr,
                    "bench_attentive_reader: unknown argument '%s' (usage: bench_attentive_reader [--norm N] "
-                   "[--threads T] [--steps S] [--warmup W] [--doc-len Td] [--batch B])\n",
+                   "[--threads T] [--steps S] [--warmup W] [--doc-len Td] [--batch B] [--against N2] "
+                   "[--pairs P])\n",
                    a.c_str());
       return 2;
     }
   }
   try {
-    check(batch > 0 && doc_len > 0 && steps > 0 && warmup >= 0 && threads > 0,
-          "bench_attentive_reader: batch, doc-len, steps and threads must be positive, warmup non-negative");
+    check(z.batch > 0 && z.doc_len > 0 && steps > 0 && pairs > 0 && warmup >= 0 && threads > 0,
+          "bench_attentive_reader: batch, doc-len, steps, pairs and threads must be positive, warmup non-negative");
     set_num_threads(threads);
-    AttentiveReaderOptions options;
-    options.vocab_size = vocab;
-    options.embed_dim = embed;
-    options.hidden = hidden;
-    options.norm.kind = parse_norm_kind(norm);
-    options.dropout = dropout;
-    Generator gen(0), noise_gen(1);
-    AttentiveReader model(options, gen, noise_gen);
-    model.train();
-    Adam adam(model.named_parameters(), AdamOptions{.lr = 8e-5});
-
-    // Lengths as in attentive_reader_torch.py.
-    const int64_t min_doc = (5 * doc_len + 5) / 6;
-    std::vector<int64_t> doc_lengths(batch), query_lengths(batch);
-    for (int64_t b = 0; b < batch; ++b) {
-      doc_lengths[b] = min_doc + (7 * b) % (doc_len - min_doc + 1);
-      query_lengths[b] = 12 + (5 * b) % 9;
-    }
-    const int64_t td = *std::max_element(doc_lengths.begin(), doc_lengths.end());
-    const int64_t tq = *std::max_element(query_lengths.begin(), query_lengths.end());
-    auto tokens = [&](int64_t steps_, const std::vector<int64_t>& lengths, std::vector<int32_t>& ids, Tensor& mask) {
-      ids.assign(static_cast<size_t>(steps_ * batch), 0);
-      mask = Tensor::zeros(Shape{steps_, batch});
-      for (int64_t b = 0; b < batch; ++b)
-        for (int64_t t = 0; t < lengths[b]; ++t) {
-          ids[t * batch + b] = 4 + static_cast<int32_t>(gen.randint(vocab - 4));
-          mask.data()[t * batch + b] = 1.0f;
-        }
-    };
-    std::vector<int32_t> doc_ids, query_ids, candidate_ids(static_cast<size_t>(batch * candidates)), answer_ids(batch);
-    Tensor doc_mask, query_mask;
-    tokens(td, doc_lengths, doc_ids, doc_mask);
-    tokens(tq, query_lengths, query_ids, query_mask);
-    for (auto& id : candidate_ids) id = 4 + static_cast<int32_t>(gen.randint(vocab - 4));
-    for (int64_t b = 0; b < batch; ++b) answer_ids[b] = static_cast<int32_t>(b % candidates);
-    const Indices document(Shape{td, batch}, doc_ids), query(Shape{tq, batch}, query_ids),
-        candidate_words(Shape{batch, candidates}, candidate_ids), answers(Shape{batch}, answer_ids);
-    const Tensor candidate_padding = Tensor::zeros(Shape{batch, candidates});
-    const ReaderInputs in{document, doc_mask, query, query_mask, candidate_words, candidate_padding};
-
+    Batch batch;
+    int64_t parameters = 0;
     double loss_value = 0.0;
-    auto step = [&] {
-      Var loss = model.loss(in, answers);
-      adam.zero_grad();
-      loss.backward();
-      clip_grad_norm(model.named_parameters(), 10.0);
-      adam.step();
-      loss_value = loss.item();
-      tape().clear();
-    };
-    for (int i = 0; i < warmup; ++i) step();
-    std::vector<double> times;
-    for (int i = 0; i < steps; ++i) {
-      const auto start = std::chrono::steady_clock::now();
-      step();
-      times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    const bench::Step step = make_step(norm, z, batch, parameters, loss_value);
+    const std::string fields = fmt::format(
+        "\"model\": \"attentive_reader\", \"threads\": {}, \"batch\": {}, \"doc_len\": {}, \"hidden\": {}, ",
+        threads, z.batch, batch.td, z.hidden);
+    if (!against.empty()) {
+      int64_t other_parameters = 0;
+      double other_loss = 0.0;
+      const bench::Step other = make_step(against, z, batch, other_parameters, other_loss);
+      const bench::PairedTimes times = bench::time_pairs(step, other, warmup, pairs);
+      check(std::isfinite(loss_value) && std::isfinite(other_loss), "bench_attentive_reader: loss is {} / {}",
+            loss_value, other_loss);
+      bench::print_pair_line(fields, norm, against, times);
+      return 0;
     }
+    const std::vector<double> times = bench::time_steps(step, warmup, steps);
     check(std::isfinite(loss_value), "bench_attentive_reader: loss is {}", loss_value);
-    std::sort(times.begin(), times.end());
     std::printf("{\"impl\": \"rmsgrad\", \"norm\": \"%s\", \"threads\": %d, \"batch\": %lld, \"doc_len\": %lld, "
                 "\"query_len\": %lld, \"candidates\": %lld, \"vocab\": %lld, \"embed\": %lld, \"hidden\": %lld, "
                 "\"parameters\": %lld, \"ms_per_step\": %.3f, \"ms_min\": %.3f}\n",
-                norm.c_str(), threads, static_cast<long long>(batch), static_cast<long long>(td),
-                static_cast<long long>(tq), static_cast<long long>(candidates), static_cast<long long>(vocab),
-                static_cast<long long>(embed), static_cast<long long>(hidden),
-                static_cast<long long>(model.parameter_count()), times[times.size() / 2], times.front());
+                norm.c_str(), threads, static_cast<long long>(z.batch), static_cast<long long>(batch.td),
+                static_cast<long long>(batch.tq), static_cast<long long>(z.candidates),
+                static_cast<long long>(z.vocab), static_cast<long long>(z.embed), static_cast<long long>(z.hidden),
+                static_cast<long long>(parameters), times[times.size() / 2], times.front());
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_attentive_reader: %s\n", e.what());

@@ -15,6 +15,10 @@
 // "tgt_len", "vocab", "embed", "hidden", "parameters", "ms_per_step",
 // "ms_min"}: the median and the fastest of the timed steps after the warm-up.
 //
+// With --against NORM2 it builds a second model with NORM2 in the same
+// process and alternates the two step by step (bench/step_timing.h), printing
+// the median per-pair ratio of NORM's step to NORM2's and its 95% interval.
+//
 // --dump DIR instead checks the model against the twin: with dropout 0 it
 // writes the initial parameters (DIR/params/<name>.npy), one batch
 // (DIR/{source,source_mask,target,target_mask}.npy, ids as float32), the
@@ -25,14 +29,16 @@
 // Usage: bench_rnnsearch [--norm none|layernorm|rmsnorm|prmsnorm|l2norm] [--threads T] [--steps S]
 //                        [--warmup W] [--batch B] [--src-len S] [--tgt-len T] [--vocab V] [--embed E]
 //                        [--hidden H] [--dropout P] [--p P] [--label-smoothing E] [--dump DIR]
+//                        [--against N2] [--pairs P]
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "bench/step_timing.h"
 #include "experiments/common/npy.h"
 #include "models/rnnsearch.h"
 #include "rmsgrad.h"
@@ -82,13 +88,58 @@ void write_text(const std::string& path, const std::string& text) {
   std::fclose(f);
 }
 
+struct Sizes {
+  int64_t batch = 80, src_len = 22, tgt_len = 22, vocab = 8000, embed = 256, hidden = 256;
+  float dropout = 0.2f, p = 0.0625f, label_smoothing = 0.1f;
+};
+
+RNNSearchOptions model_options(const std::string& norm, const Sizes& z) {
+  RNNSearchOptions options;
+  options.source_vocab = options.target_vocab = z.vocab;
+  options.embed = z.embed;
+  options.hidden = z.hidden;
+  options.norm.kind = parse_norm_kind(norm);
+  options.norm.p = z.p;
+  options.dropout = z.dropout;
+  options.label_smoothing = z.label_smoothing;
+  return options;
+}
+
+// A model with `norm`, its optimizer and the fixed batch, drawn from generator
+// 0 after the parameters (as before --against existed, so the numbers match
+// the PyTorch twin's sizes and lengths).
+struct Trainer {
+  Generator gen{0}, noise_gen{1};
+  std::unique_ptr<RNNSearch> model;
+  std::unique_ptr<Adam> adam;
+  Sentences source, target;
+  double loss_value = 0.0;
+
+  Trainer(const std::string& norm, const Sizes& z) {
+    model = std::make_unique<RNNSearch>(model_options(norm, z), gen, noise_gen);
+    model->train();
+    source = random_sentences(sentence_lengths(z.src_len, z.batch, 7), z.vocab, gen);
+    target = random_sentences(sentence_lengths(z.tgt_len, z.batch, 3), z.vocab, gen);
+    adam = std::make_unique<Adam>(model->named_parameters(), AdamOptions{.lr = 1e-4});
+  }
+
+  void step() {
+    Var loss = model->loss(source.ids, source.mask, target.ids, target.mask);
+    adam->zero_grad();
+    loss.backward();
+    clip_grad_norm(model->named_parameters(), 1.0);
+    adam->step();
+    loss_value = loss.item();
+    tape().clear();
+  }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string norm = "rmsnorm", dump;
-  int64_t batch = 80, src_len = 22, tgt_len = 22, vocab = 8000, embed = 256, hidden = 256;
-  int threads = 1, steps = 5, warmup = 2;
-  float dropout = 0.2f, p = 0.0625f, label_smoothing = 0.1f;
+  std::string norm = "rmsnorm", dump, against;
+  Sizes z;
+  int threads = 1, steps = 5, warmup = 2, pairs = 40;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
@@ -96,48 +147,42 @@ int main(int argc, char** argv) {
     else if (a == "--threads" && has_value) threads = std::stoi(argv[++i]);
     else if (a == "--steps" && has_value) steps = std::stoi(argv[++i]);
     else if (a == "--warmup" && has_value) warmup = std::stoi(argv[++i]);
-    else if (a == "--batch" && has_value) batch = std::stoll(argv[++i]);
-    else if (a == "--src-len" && has_value) src_len = std::stoll(argv[++i]);
-    else if (a == "--tgt-len" && has_value) tgt_len = std::stoll(argv[++i]);
-    else if (a == "--vocab" && has_value) vocab = std::stoll(argv[++i]);
-    else if (a == "--embed" && has_value) embed = std::stoll(argv[++i]);
-    else if (a == "--hidden" && has_value) hidden = std::stoll(argv[++i]);
-    else if (a == "--dropout" && has_value) dropout = std::stof(argv[++i]);
-    else if (a == "--p" && has_value) p = std::stof(argv[++i]);
-    else if (a == "--label-smoothing" && has_value) label_smoothing = std::stof(argv[++i]);
+    else if (a == "--batch" && has_value) z.batch = std::stoll(argv[++i]);
+    else if (a == "--src-len" && has_value) z.src_len = std::stoll(argv[++i]);
+    else if (a == "--tgt-len" && has_value) z.tgt_len = std::stoll(argv[++i]);
+    else if (a == "--vocab" && has_value) z.vocab = std::stoll(argv[++i]);
+    else if (a == "--embed" && has_value) z.embed = std::stoll(argv[++i]);
+    else if (a == "--hidden" && has_value) z.hidden = std::stoll(argv[++i]);
+    else if (a == "--dropout" && has_value) z.dropout = std::stof(argv[++i]);
+    else if (a == "--p" && has_value) z.p = std::stof(argv[++i]);
+    else if (a == "--label-smoothing" && has_value) z.label_smoothing = std::stof(argv[++i]);
     else if (a == "--dump" && has_value) dump = argv[++i];
+    else if (a == "--against" && has_value) against = argv[++i];
+    else if (a == "--pairs" && has_value) pairs = std::stoi(argv[++i]);
     else {
       std::fprintf(stderr,
                    "bench_rnnsearch: unknown argument '%s' (usage: bench_rnnsearch [--norm N] [--threads T] "
                    "[--steps S] [--warmup W] [--batch B] [--src-len S] [--tgt-len T] [--vocab V] [--embed E] "
-                   "[--hidden H] [--dropout P] [--p P] [--label-smoothing E] [--dump DIR])\n",
+                   "[--hidden H] [--dropout P] [--p P] [--label-smoothing E] [--dump DIR] [--against N2] "
+                   "[--pairs P])\n",
                    a.c_str());
       return 2;
     }
   }
   try {
-    check(batch > 0 && src_len > 0 && tgt_len > 0 && vocab > 4 && embed > 0 && hidden > 0 && steps > 0 &&
-              warmup >= 0 && threads > 0,
-          "bench_rnnsearch: sizes, steps and threads must be positive (vocab > 4), warmup non-negative");
+    check(z.batch > 0 && z.src_len > 0 && z.tgt_len > 0 && z.vocab > 4 && z.embed > 0 && z.hidden > 0 &&
+              steps > 0 && pairs > 0 && warmup >= 0 && threads > 0,
+          "bench_rnnsearch: sizes, steps, pairs and threads must be positive (vocab > 4), warmup non-negative");
     set_num_threads(threads);
-    RNNSearchOptions options;
-    options.source_vocab = options.target_vocab = vocab;
-    options.embed = embed;
-    options.hidden = hidden;
-    options.norm.kind = parse_norm_kind(norm);
-    options.norm.p = p;
-    options.dropout = dump.empty() ? dropout : 0.0f;
-    options.label_smoothing = label_smoothing;
-    Generator gen(0), noise_gen(1);
-    RNNSearch model(options, gen, noise_gen);
-    model.train();
-
-    // Lengths as in rnnsearch_torch.py.
-    const Sentences source = random_sentences(sentence_lengths(src_len, batch, 7), vocab, gen);
-    const Sentences target = random_sentences(sentence_lengths(tgt_len, batch, 3), vocab, gen);
 
     if (!dump.empty()) {
       namespace fs = std::filesystem;
+      z.dropout = 0.0f;
+      Generator gen(0), noise_gen(1);
+      RNNSearch model(model_options(norm, z), gen, noise_gen);
+      model.train();
+      const Sentences source = random_sentences(sentence_lengths(z.src_len, z.batch, 7), z.vocab, gen);
+      const Sentences target = random_sentences(sentence_lengths(z.tgt_len, z.batch, 3), z.vocab, gen);
       fs::create_directories(fs::path(dump) / "params");
       fs::create_directories(fs::path(dump) / "grads");
       for (const auto& [name, param] : model.named_parameters())
@@ -155,7 +200,7 @@ int main(int argc, char** argv) {
       write_text((fs::path(dump) / "config.json").string(),
                  fmt::format("{{\"norm\": \"{}\", \"vocab\": {}, \"embed\": {}, \"hidden\": {}, \"p\": {}, "
                              "\"label_smoothing\": {}}}\n",
-                             norm, vocab, embed, hidden, p, label_smoothing));
+                             norm, z.vocab, z.embed, z.hidden, z.p, z.label_smoothing));
       write_text((fs::path(dump) / "result.json").string(),
                  fmt::format("{{\"loss\": {:.9g}, \"grad_norm\": {:.9g}, \"parameters\": {}}}\n", loss.item(),
                              norm_before, model.parameter_count()));
@@ -165,33 +210,29 @@ int main(int argc, char** argv) {
       return 0;
     }
 
-    Adam adam(model.named_parameters(), AdamOptions{.lr = 1e-4});
-    double loss_value = 0.0;
-    auto step = [&] {
-      Var loss = model.loss(source.ids, source.mask, target.ids, target.mask);
-      adam.zero_grad();
-      loss.backward();
-      clip_grad_norm(model.named_parameters(), 1.0);
-      adam.step();
-      loss_value = loss.item();
-      tape().clear();
-    };
-    for (int i = 0; i < warmup; ++i) step();
-    std::vector<double> times;
-    for (int i = 0; i < steps; ++i) {
-      const auto start = std::chrono::steady_clock::now();
-      step();
-      times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    auto trainer = std::make_shared<Trainer>(norm, z);
+    const int64_t src_steps = trainer->source.mask.dim(0), tgt_steps = trainer->target.mask.dim(0);
+    if (!against.empty()) {
+      auto other = std::make_shared<Trainer>(against, z);
+      const bench::PairedTimes times =
+          bench::time_pairs([trainer] { trainer->step(); }, [other] { other->step(); }, warmup, pairs);
+      check(std::isfinite(trainer->loss_value) && std::isfinite(other->loss_value),
+            "bench_rnnsearch: loss is {} / {}", trainer->loss_value, other->loss_value);
+      bench::print_pair_line(fmt::format("\"model\": \"rnnsearch\", \"threads\": {}, \"batch\": {}, "
+                                         "\"src_len\": {}, \"tgt_len\": {}, \"hidden\": {}, ",
+                                         threads, z.batch, src_steps, tgt_steps, z.hidden),
+                             norm, against, times);
+      return 0;
     }
-    check(std::isfinite(loss_value), "bench_rnnsearch: loss is {}", loss_value);
-    std::sort(times.begin(), times.end());
+    const std::vector<double> times = bench::time_steps([trainer] { trainer->step(); }, warmup, steps);
+    check(std::isfinite(trainer->loss_value), "bench_rnnsearch: loss is {}", trainer->loss_value);
     std::printf("{\"impl\": \"rmsgrad\", \"norm\": \"%s\", \"threads\": %d, \"batch\": %lld, \"src_len\": %lld, "
                 "\"tgt_len\": %lld, \"vocab\": %lld, \"embed\": %lld, \"hidden\": %lld, \"parameters\": %lld, "
                 "\"ms_per_step\": %.3f, \"ms_min\": %.3f}\n",
-                norm.c_str(), threads, static_cast<long long>(batch), static_cast<long long>(source.mask.dim(0)),
-                static_cast<long long>(target.mask.dim(0)), static_cast<long long>(vocab),
-                static_cast<long long>(embed), static_cast<long long>(hidden),
-                static_cast<long long>(model.parameter_count()), times[times.size() / 2], times.front());
+                norm.c_str(), threads, static_cast<long long>(z.batch), static_cast<long long>(src_steps),
+                static_cast<long long>(tgt_steps), static_cast<long long>(z.vocab), static_cast<long long>(z.embed),
+                static_cast<long long>(z.hidden), static_cast<long long>(trainer->model->parameter_count()),
+                times[times.size() / 2], times.front());
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_rnnsearch: %s\n", e.what());
