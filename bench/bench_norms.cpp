@@ -4,7 +4,12 @@
 // Times are medians over repeated runs. fwd_gbps counts the bytes a forward
 // must move at least: read x, write y.
 //
-// Usage: bench_norms [--threads N] [--repeats R]
+// --channels times the conv-map layout instead: LayerNorm and RMSNorm with a
+// gain and a bias per channel over each H×W map, on ConvPool-CNN-C's maps at
+// width 0.5 and batch 100 ([100, 48, 32, 32], [100, 96, 16, 16], [100, 96, 6, 6]);
+// "rows" is N·C and "cols" H·W there.
+//
+// Usage: bench_norms [--threads N] [--repeats R] [--channels]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -40,21 +45,61 @@ void report(const char* op, int64_t rows, int64_t cols, int threads, double fwd,
   std::fflush(stdout);
 }
 
+// Forward and forward+backward of `norm` on x, with a fresh gradient buffer
+// for x every time, as for an intermediate activation.
+std::pair<double, double> time_norm(Norm& norm, const Tensor& xv, const Tensor& dy, int repeats) {
+  Var x(xv, true);
+  const double fwd = median_ms(repeats, [&] {
+    NoGradGuard no_grad;
+    Var y = norm.forward(x);
+  });
+  const double fwd_bwd = median_ms(repeats, [&] {
+    x.node()->grad = Tensor();
+    for (auto& [_, p] : norm.named_parameters()) p.node()->grad = Tensor();
+    Var y = norm.forward(x);
+    tape().backward(y, dy);
+    tape().clear();
+  });
+  return {fwd, fwd_bwd};
+}
+
+void conv_maps(int threads, int repeats) {
+  for (const Shape& shape : {Shape{100, 48, 32, 32}, Shape{100, 96, 16, 16}, Shape{100, 96, 6, 6}}) {
+    Generator gen(0);
+    const Tensor xv = normal(shape, 0.0f, 1.0f, gen), dy = normal(shape, 0.0f, 1.0f, gen);
+    const int64_t rows = shape[0] * shape[1], cols = shape[2] * shape[3];
+    for (const char* name : {"layernorm", "rmsnorm"}) {
+      NormOptions options;
+      options.kind = parse_norm_kind(name);
+      options.rms_bias = true;  // as ConvPool-CNN-C: a gain and a bias per channel for every norm
+      auto norm = make_norm(options, shape[1], NormLayout::Channels);
+      const auto [fwd, fwd_bwd] = time_norm(*norm, xv, dy, repeats);
+      report(fmt::format("{}_channels", name).c_str(), rows, cols, threads, fwd, fwd_bwd);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int threads = 1, repeats = 30;
+  bool channels = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--threads" && i + 1 < argc) threads = std::stoi(argv[++i]);
     else if (a == "--repeats" && i + 1 < argc) repeats = std::stoi(argv[++i]);
+    else if (a == "--channels") channels = true;
     else {
-      std::fprintf(stderr, "bench_norms: unknown argument '%s' (usage: bench_norms [--threads N] [--repeats R])\n",
-                   a.c_str());
+      std::fprintf(stderr, "bench_norms: unknown argument '%s' (usage: bench_norms [--threads N] [--repeats R] "
+                           "[--channels])\n", a.c_str());
       return 2;
     }
   }
   set_num_threads(threads);
+  if (channels) {
+    conv_maps(threads, repeats);
+    return 0;
+  }
   for (auto [rows, cols] : {std::pair<int64_t, int64_t>{4000, 1024}, {2048, 512}}) {
     Generator gen(0);
     Tensor xv = normal(Shape{rows, cols}, 0.0f, 1.0f, gen);
@@ -76,19 +121,7 @@ int main(int argc, char** argv) {
       NormOptions options;
       options.kind = parse_norm_kind(name);
       auto norm = make_norm(options, cols);
-      Var x(xv, true);
-      double fwd = median_ms(repeats, [&] {
-        NoGradGuard no_grad;
-        Var y = norm->forward(x);
-      });
-      double fwd_bwd = median_ms(repeats, [&] {
-        // Fresh gradient buffers each time, as for an intermediate activation.
-        x.node()->grad = Tensor();
-        for (auto& [_, p] : norm->named_parameters()) p.node()->grad = Tensor();
-        Var y = norm->forward(x);
-        tape().backward(y, dy);
-        tape().clear();
-      });
+      const auto [fwd, fwd_bwd] = time_norm(*norm, xv, dy, repeats);
       report(name, rows, cols, threads, fwd, fwd_bwd);
     }
   }
