@@ -13,6 +13,7 @@
 // The running statistics are buffers, changed in place and never recorded.
 #include "autograd/batch_norm.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -29,17 +30,39 @@ struct View {
   int64_t n, c, l;
 };
 
-// Per-channel Σ f(x) over the batch, in double so a long channel sums exactly enough.
+// Per-channel Σ f(i, c) over the batch, where i is the flat index of one of
+// channel c's values; in double, so a long channel sums exactly enough.
+//
+// Conv maps (L > 1): channel c's values are N runs of L contiguous floats, so
+// each thread takes whole channels and walks their runs. [N, C] input
+// (L = 1, the LSTM's gate pre-activations): channel c is a column, and
+// walking columns one by one strides through the whole matrix once per
+// column, thrashing the cache. There each thread takes a block of rows and
+// adds every row into its own C partial sums (a contiguous, vectorisable
+// loop); the blocks' sums are added at the end.
 template <class F>
-std::vector<double> channel_sums(const float* x, const View& v, F f) {
+std::vector<double> channel_sums(const View& v, F f) {
   std::vector<double> sums(v.c, 0.0);
+  if (v.l == 1) {
+    const int64_t grain = std::max<int64_t>(1, 16384 / v.c);
+    const int64_t chunks = chunk_count(v.n, grain);
+    std::vector<double> partial(static_cast<size_t>(chunks * v.c), 0.0);
+    parallel_for_chunks(v.n, grain, [&](int64_t chunk, int64_t lo, int64_t hi) {
+      double* acc = partial.data() + chunk * v.c;
+      for (int64_t s = lo; s < hi; ++s)
+        for (int64_t c = 0; c < v.c; ++c) acc[c] += f(s * v.c + c, c);
+    });
+    for (int64_t chunk = 0; chunk < chunks; ++chunk)
+      for (int64_t c = 0; c < v.c; ++c) sums[c] += partial[chunk * v.c + c];
+    return sums;
+  }
   parallel_for(v.c, 1, [&](int64_t lo, int64_t hi) {
     for (int64_t c = lo; c < hi; ++c) {
       double acc = 0.0;
       for (int64_t s = 0; s < v.n; ++s) {
-        const float* p = x + (s * v.c + c) * v.l;
+        const int64_t off = (s * v.c + c) * v.l;
         float part = 0.0f;
-        for (int64_t i = 0; i < v.l; ++i) part += f(p[i], c);
+        for (int64_t i = 0; i < v.l; ++i) part += f(off + i, c);
         acc += part;
       }
       sums[c] = acc;
@@ -68,10 +91,11 @@ Var batch_norm(const Var& x, const Var& gain, const Var& bias, BatchNormState& s
   auto inv_std = std::make_shared<std::vector<float>>(v.c);
   const float* px = x.value().data();
   if (training) {
-    std::vector<double> sum = channel_sums(px, v, [](float a, int64_t) { return a; });
+    std::vector<double> sum = channel_sums(v, [px](int64_t i, int64_t) { return px[i]; });
     for (int64_t c = 0; c < v.c; ++c) (*mean)[c] = static_cast<float>(sum[c] / count);
     const std::vector<float>& mu = *mean;
-    std::vector<double> sq = channel_sums(px, v, [&mu](float a, int64_t c) { return (a - mu[c]) * (a - mu[c]); });
+    std::vector<double> sq =
+        channel_sums(v, [px, &mu](int64_t i, int64_t c) { return (px[i] - mu[c]) * (px[i] - mu[c]); });
     float* rm = state.running_mean.data();
     float* rv = state.running_var.data();
     for (int64_t c = 0; c < v.c; ++c) {
@@ -107,20 +131,9 @@ Var batch_norm(const Var& x, const Var& gain, const Var& bias, BatchNormState& s
     const std::vector<float>& mu = *mean;
     const std::vector<float>& r = *inv_std;
     // Σ δ and Σ δ x̂ per channel.
-    std::vector<double> d_sum = channel_sums(d, v, [](float dv, int64_t) { return dv; });
-    std::vector<double> dxh_sum(v.c, 0.0);
-    parallel_for(v.c, 1, [&](int64_t lo, int64_t hi) {
-      for (int64_t c = lo; c < hi; ++c) {
-        double acc = 0.0;
-        for (int64_t s = 0; s < v.n; ++s) {
-          const int64_t off = (s * v.c + c) * v.l;
-          float part = 0.0f;
-          for (int64_t i = 0; i < v.l; ++i) part += d[off + i] * (a[off + i] - mu[c]) * r[c];
-          acc += part;
-        }
-        dxh_sum[c] = acc;
-      }
-    });
+    std::vector<double> d_sum = channel_sums(v, [d](int64_t i, int64_t) { return d[i]; });
+    std::vector<double> dxh_sum =
+        channel_sums(v, [a, d, &mu, &r](int64_t i, int64_t c) { return d[i] * (a[i] - mu[c]) * r[c]; });
     if (Tensor* dg = n.input_grad(1))
       for (int64_t c = 0; c < v.c; ++c) dg->data()[c] += static_cast<float>(dxh_sum[c]);
     if (Tensor* db = n.input_grad(2))

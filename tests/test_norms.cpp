@@ -169,6 +169,18 @@ TEST_CASE("BatchNorm: training equals composed, running statistics, eval mode") 
   CHECK(max_abs_diff(mean_before, state.running_mean) == 0.0f);  // eval leaves them alone
 }
 
+TEST_CASE("BatchNorm: a tall [N, C] input summed in row blocks on two threads equals composed") {
+  // 4096 rows of 12 channels: more than one block of rows, so each thread
+  // keeps its own partial sums and they are added at the end.
+  const int previous = num_threads();
+  set_num_threads(2);
+  auto in = inputs_for(Shape{4096, 12}, 12, 7);
+  BatchNormState state{Tensor::zeros(Shape{12}), Tensor::ones(Shape{12}), 0.1f, 1e-5f};
+  check_twins("batchnorm train, tall", [&](const std::vector<Var>& v) { return batch_norm(v[0], v[1], v[2], state, true); },
+              [](const std::vector<Var>& v) { return composed_batch(v[0], v[1], v[2], 1e-5f); }, in);
+  set_num_threads(previous);
+}
+
 TEST_CASE("gradient checks of every fused norm") {
   auto in = inputs_for(Shape{3, 16}, 16, 5);
   auto map_in = inputs_for(Shape{2, 3, 4, 4}, 3, 6);
