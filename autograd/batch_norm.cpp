@@ -71,6 +71,26 @@ std::vector<double> channel_sums(const View& v, F f) {
   return sums;
 }
 
+// Calls f(i, c) for every value, i its flat index and c its channel, in
+// parallel and walking memory in order: for [N, C] input row by row (c runs
+// along the row), for conv maps map by map.
+template <class F>
+void for_each_value(const View& v, F f) {
+  if (v.l == 1) {
+    parallel_for(v.n, std::max<int64_t>(1, kGrainElementwise / v.c), [&](int64_t lo, int64_t hi) {
+      for (int64_t s = lo; s < hi; ++s)
+        for (int64_t c = 0; c < v.c; ++c) f(s * v.c + c, c);
+    });
+    return;
+  }
+  parallel_for(v.n * v.c, std::max<int64_t>(1, 16384 / v.l), [&](int64_t lo, int64_t hi) {
+    for (int64_t row = lo; row < hi; ++row) {
+      const int64_t c = row % v.c;
+      for (int64_t i = row * v.l; i < (row + 1) * v.l; ++i) f(i, c);
+    }
+  });
+}
+
 }  // namespace
 
 Var batch_norm(const Var& x, const Var& gain, const Var& bias, BatchNormState& state, bool training) {
@@ -114,14 +134,13 @@ Var batch_norm(const Var& x, const Var& gain, const Var& bias, BatchNormState& s
   Tensor y = Tensor::empty(x.shape());
   const float *g = gain.value().data(), *b = bias.value().data();
   float* py = y.data();
-  parallel_for(v.n * v.c, std::max<int64_t>(1, 16384 / v.l), [&](int64_t lo, int64_t hi) {
-    for (int64_t row = lo; row < hi; ++row) {
-      const int64_t c = row % v.c;
-      const float scale = g[c] * (*inv_std)[c], shift = b[c] - (*mean)[c] * scale;
-      const float* a = px + row * v.l;
-      float* o = py + row * v.l;
-      for (int64_t i = 0; i < v.l; ++i) o[i] = a[i] * scale + shift;
-    }
+  std::vector<float> scale(v.c), shift(v.c);  // y = x · scale_c + shift_c
+  for (int64_t c = 0; c < v.c; ++c) {
+    scale[c] = g[c] * (*inv_std)[c];
+    shift[c] = b[c] - (*mean)[c] * scale[c];
+  }
+  for_each_value(v, [px, py, sc = scale.data(), sh = shift.data()](int64_t i, int64_t c) {
+    py[i] = px[i] * sc[c] + sh[c];
   });
 
   return tape().record("batch_norm", std::move(y), {x, gain, bias}, [v, mean, inv_std, training](Node& n) {
@@ -140,22 +159,20 @@ Var batch_norm(const Var& x, const Var& gain, const Var& bias, BatchNormState& s
       for (int64_t c = 0; c < v.c; ++c) db->data()[c] += static_cast<float>(d_sum[c]);
     Tensor* dx = n.input_grad(0);
     if (!dx) return;
-    float* o = dx->data();
+    // dx = α_c δ − κ_c (x − μ_c) − λ_c with α = g r, κ = α r mean(δ x̂),
+    // λ = α mean(δ); in evaluation mode κ = λ = 0.
     const float inv_count = 1.0f / static_cast<float>(v.n * v.l);
-    parallel_for(v.n * v.c, std::max<int64_t>(1, 16384 / v.l), [&](int64_t lo, int64_t hi) {
-      for (int64_t row = lo; row < hi; ++row) {
-        const int64_t c = row % v.c;
-        const float scale = g[c] * r[c];
-        const int64_t off = row * v.l;
-        if (!training) {
-          for (int64_t i = 0; i < v.l; ++i) o[off + i] += scale * d[off + i];
-          continue;
-        }
-        const float mean_d = static_cast<float>(d_sum[c]) * inv_count;
-        const float mean_dxh = static_cast<float>(dxh_sum[c]) * inv_count;
-        for (int64_t i = 0; i < v.l; ++i)
-          o[off + i] += scale * (d[off + i] - mean_d - (a[off + i] - mu[c]) * r[c] * mean_dxh);
+    std::vector<float> alpha(v.c), kappa(v.c, 0.0f), lambda(v.c, 0.0f);
+    for (int64_t c = 0; c < v.c; ++c) {
+      alpha[c] = g[c] * r[c];
+      if (training) {
+        kappa[c] = alpha[c] * r[c] * static_cast<float>(dxh_sum[c]) * inv_count;
+        lambda[c] = alpha[c] * static_cast<float>(d_sum[c]) * inv_count;
       }
+    }
+    for_each_value(v, [o = dx->data(), a, d, mu = mu.data(), al = alpha.data(), ka = kappa.data(),
+                       la = lambda.data()](int64_t i, int64_t c) {
+      o[i] += al[c] * d[i] - ka[c] * (a[i] - mu[c]) - la[c];
     });
   });
 }
