@@ -51,7 +51,9 @@ struct Cache {
     auto [size, p] = age.front();
     age.pop_front();
     age_of.erase(p);
-    std::erase(free_blocks[size], p);  // blocks of one size: a short vector
+    // Linear in the free blocks of this size; evictions happen only when the
+    // sizes a program uses change, not in a steady training loop.
+    std::erase(free_blocks[size], p);
     cached_bytes -= size;
     std::free(p);
   }
