@@ -75,8 +75,16 @@ TEST_CASE("resident memory is steady over 1,000 training steps") {
   }
   at_end = resident_mb();
   MESSAGE("resident memory after step 100: " << after_warmup << " MB, after step 1000: " << at_end << " MB");
+  CHECK(tape().size() == 0);
+#ifdef __SANITIZE_ADDRESS__
+  // Under AddressSanitizer every free()d block waits in its quarantine (up
+  // to 256 MB) before it is reused, so resident memory grows with the small
+  // blocks a step frees until the quarantine is full, leak or no leak. That
+  // build checks leaks with LeakSanitizer instead.
+  MESSAGE("resident-memory bound not checked under AddressSanitizer (its quarantine holds freed blocks)");
+#else
   // One step allocates ~3.5 MB of activations and gradients ([512, 256]
   // tensors); a leak of even one of them per step would add ≥ 450 MB.
   CHECK(at_end - after_warmup < 2.0);
-  CHECK(tape().size() == 0);
+#endif
 }
