@@ -79,47 +79,43 @@ Batch make_batch(const Sizes& z, Generator& gen) {
   return b;
 }
 
-// One training step of a reader with `norm`; `parameters` and `loss_value`
-// receive its parameter count and latest loss.
-bench::Step make_step(const std::string& norm, const Sizes& z, Batch& batch_out, int64_t& parameters,
-                      double& loss_value) {
-  struct State {
-    Generator gen{0}, noise_gen{1};
-    std::unique_ptr<AttentiveReader> model;
-    std::unique_ptr<Adam> adam;
-    Batch batch;
-    Indices document, query, candidates, answers;
-  };
-  auto s = std::make_shared<State>();
-  AttentiveReaderOptions options;
-  options.vocab_size = z.vocab;
-  options.embed_dim = z.embed;
-  options.hidden = z.hidden;
-  options.norm.kind = parse_norm_kind(norm);
-  options.dropout = 0.5f;
-  s->model = std::make_unique<AttentiveReader>(options, s->gen, s->noise_gen);
-  s->model->train();
-  s->adam = std::make_unique<Adam>(s->model->named_parameters(), AdamOptions{.lr = 8e-5});
-  s->batch = make_batch(z, s->gen);
-  const Batch& b = s->batch;
-  s->document = Indices(Shape{b.td, z.batch}, b.doc_ids);
-  s->query = Indices(Shape{b.tq, z.batch}, b.query_ids);
-  s->candidates = Indices(Shape{z.batch, z.candidates}, b.candidate_ids);
-  s->answers = Indices(Shape{z.batch}, b.answer_ids);
-  batch_out = s->batch;
-  parameters = s->model->parameter_count();
-  return [s, &loss_value] {
-    const Batch& b = s->batch;
-    const ReaderInputs in{s->document, b.doc_mask, s->query, b.query_mask, s->candidates, b.candidate_padding};
-    Var loss = s->model->loss(in, s->answers);
-    s->adam->zero_grad();
+// A reader with `norm`, its optimizer and the fixed batch.
+struct Trainer {
+  Generator gen{0}, noise_gen{1};
+  std::unique_ptr<AttentiveReader> model;
+  std::unique_ptr<Adam> adam;
+  Batch batch;
+  Indices document, query, candidates, answers;
+  double loss_value = 0.0;
+
+  Trainer(const std::string& norm, const Sizes& z) {
+    AttentiveReaderOptions options;
+    options.vocab_size = z.vocab;
+    options.embed_dim = z.embed;
+    options.hidden = z.hidden;
+    options.norm.kind = parse_norm_kind(norm);
+    options.dropout = 0.5f;
+    model = std::make_unique<AttentiveReader>(options, gen, noise_gen);
+    model->train();
+    adam = std::make_unique<Adam>(model->named_parameters(), AdamOptions{.lr = 8e-5});
+    batch = make_batch(z, gen);
+    document = Indices(Shape{batch.td, z.batch}, batch.doc_ids);
+    query = Indices(Shape{batch.tq, z.batch}, batch.query_ids);
+    candidates = Indices(Shape{z.batch, z.candidates}, batch.candidate_ids);
+    answers = Indices(Shape{z.batch}, batch.answer_ids);
+  }
+
+  void step() {
+    const ReaderInputs in{document, batch.doc_mask, query, batch.query_mask, candidates, batch.candidate_padding};
+    Var loss = model->loss(in, answers);
+    adam->zero_grad();
     loss.backward();
-    clip_grad_norm(s->model->named_parameters(), 10.0);
-    s->adam->step();
+    clip_grad_norm(model->named_parameters(), 10.0);
+    adam->step();
     loss_value = loss.item();
     tape().clear();
-  };
-}
+  }
+};
 
 }  // namespace
 
@@ -151,32 +147,29 @@ int main(int argc, char** argv) {
     check(z.batch > 0 && z.doc_len > 0 && steps > 0 && pairs > 0 && warmup >= 0 && threads > 0,
           "bench_attentive_reader: batch, doc-len, steps, pairs and threads must be positive, warmup non-negative");
     set_num_threads(threads);
-    Batch batch;
-    int64_t parameters = 0;
-    double loss_value = 0.0;
-    const bench::Step step = make_step(norm, z, batch, parameters, loss_value);
-    const std::string fields = fmt::format(
-        "\"model\": \"attentive_reader\", \"threads\": {}, \"batch\": {}, \"doc_len\": {}, \"hidden\": {}, ",
-        threads, z.batch, batch.td, z.hidden);
+    auto trainer = std::make_shared<Trainer>(norm, z);
+    const Batch& batch = trainer->batch;
     if (!against.empty()) {
-      int64_t other_parameters = 0;
-      double other_loss = 0.0;
-      const bench::Step other = make_step(against, z, batch, other_parameters, other_loss);
-      const bench::PairedTimes times = bench::time_pairs(step, other, warmup, pairs);
-      check(std::isfinite(loss_value) && std::isfinite(other_loss), "bench_attentive_reader: loss is {} / {}",
-            loss_value, other_loss);
-      bench::print_pair_line(fields, norm, against, times);
+      auto other = std::make_shared<Trainer>(against, z);
+      const bench::PairedTimes times =
+          bench::time_pairs([trainer] { trainer->step(); }, [other] { other->step(); }, warmup, pairs);
+      check(std::isfinite(trainer->loss_value) && std::isfinite(other->loss_value),
+            "bench_attentive_reader: loss is {} / {}", trainer->loss_value, other->loss_value);
+      bench::print_pair_line(fmt::format("\"model\": \"attentive_reader\", \"threads\": {}, \"batch\": {}, "
+                                         "\"doc_len\": {}, \"hidden\": {}, ",
+                                         threads, z.batch, batch.td, z.hidden),
+                             norm, against, times);
       return 0;
     }
-    const std::vector<double> times = bench::time_steps(step, warmup, steps);
-    check(std::isfinite(loss_value), "bench_attentive_reader: loss is {}", loss_value);
+    const std::vector<double> times = bench::time_steps([trainer] { trainer->step(); }, warmup, steps);
+    check(std::isfinite(trainer->loss_value), "bench_attentive_reader: loss is {}", trainer->loss_value);
     std::printf("{\"impl\": \"rmsgrad\", \"norm\": \"%s\", \"threads\": %d, \"batch\": %lld, \"doc_len\": %lld, "
                 "\"query_len\": %lld, \"candidates\": %lld, \"vocab\": %lld, \"embed\": %lld, \"hidden\": %lld, "
                 "\"parameters\": %lld, \"ms_per_step\": %.3f, \"ms_min\": %.3f}\n",
                 norm.c_str(), threads, static_cast<long long>(z.batch), static_cast<long long>(batch.td),
                 static_cast<long long>(batch.tq), static_cast<long long>(z.candidates),
                 static_cast<long long>(z.vocab), static_cast<long long>(z.embed), static_cast<long long>(z.hidden),
-                static_cast<long long>(parameters), times[times.size() / 2], times.front());
+                static_cast<long long>(trainer->model->parameter_count()), times[times.size() / 2], times.front());
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_attentive_reader: %s\n", e.what());

@@ -106,8 +106,7 @@ RNNSearchOptions model_options(const std::string& norm, const Sizes& z) {
 }
 
 // A model with `norm`, its optimizer and the fixed batch, drawn from generator
-// 0 after the parameters (as before --against existed, so the numbers match
-// the PyTorch twin's sizes and lengths).
+// 0 after the parameters; lengths as in rnnsearch_torch.py.
 struct Trainer {
   Generator gen{0}, noise_gen{1};
   std::unique_ptr<RNNSearch> model;
@@ -178,11 +177,10 @@ int main(int argc, char** argv) {
     if (!dump.empty()) {
       namespace fs = std::filesystem;
       z.dropout = 0.0f;
-      Generator gen(0), noise_gen(1);
-      RNNSearch model(model_options(norm, z), gen, noise_gen);
-      model.train();
-      const Sentences source = random_sentences(sentence_lengths(z.src_len, z.batch, 7), z.vocab, gen);
-      const Sentences target = random_sentences(sentence_lengths(z.tgt_len, z.batch, 3), z.vocab, gen);
+      Trainer trainer(norm, z);
+      RNNSearch& model = *trainer.model;
+      const Sentences& source = trainer.source;
+      const Sentences& target = trainer.target;
       fs::create_directories(fs::path(dump) / "params");
       fs::create_directories(fs::path(dump) / "grads");
       for (const auto& [name, param] : model.named_parameters())
