@@ -11,6 +11,7 @@
 //
 //   layers/        Module, Linear, Conv2d, Embedding, the norms (make_norm), GRU, LSTM, attention, ...
 //   optim/         Adam, SGD, gradient clipping, learning-rate schedules
+#include "autograd/composed_norm_ops.h"
 #include "autograd/conv.h"
 #include "autograd/gradcheck.h"
 #include "autograd/ops.h"

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "autograd/composed_norm_ops.h"
 #include "core/error.h"
 
 namespace rg {
@@ -30,20 +31,33 @@ std::string norm_name(NormKind kind) {
   return "?";
 }
 
+NormImpl parse_norm_impl(std::string_view name) {
+  if (name == "fused") return NormImpl::Fused;
+  if (name == "composed") return NormImpl::Composed;
+  throw Error(fmt::format("unknown normalization implementation '{}' (expected fused or composed)", name));
+}
+
+std::string norm_impl_name(NormImpl impl) { return impl == NormImpl::Fused ? "fused" : "composed"; }
+
 int64_t partial_units(int64_t n, float p) {
   check(p > 0.0f && p <= 1.0f, "prmsnorm: p must be in (0, 1], got {}", p);
   return std::max<int64_t>(1, static_cast<int64_t>(std::floor(static_cast<double>(n) * p)));
 }
 
-LayerNorm::LayerNorm(int64_t features, float eps, NormLayout layout) : eps_(eps), layout_(layout) {
+LayerNorm::LayerNorm(int64_t features, float eps, NormLayout layout, NormImpl impl)
+    : eps_(eps), layout_(layout), impl_(impl) {
   gain = register_parameter("gain", Tensor::ones(Shape{features}));
   bias = register_parameter("bias", Tensor::zeros(Shape{features}));
 }
 
-Var LayerNorm::forward(const Var& x) { return layer_norm(x, gain, bias, eps_, layout_); }
+Var LayerNorm::forward(const Var& x) {
+  if (impl_ == NormImpl::Composed) return composed_layer_norm(x, gain, bias, eps_, layout_);
+  return layer_norm(x, gain, bias, eps_, layout_);
+}
 
-RMSNorm::RMSNorm(int64_t features, const RmsNormConfig& config, float p, bool use_bias, NormLayout layout)
-    : config_(config), p_(p), layout_(layout) {
+RMSNorm::RMSNorm(int64_t features, const RmsNormConfig& config, float p, bool use_bias, NormLayout layout,
+                 NormImpl impl)
+    : config_(config), p_(p), layout_(layout), impl_(impl) {
   if (p < 1.0f) partial_units(features, p);  // validates p
   gain = register_parameter("gain", Tensor::ones(Shape{features}));
   if (use_bias) bias = register_parameter("bias", Tensor::zeros(Shape{features}));
@@ -55,10 +69,11 @@ Var RMSNorm::forward(const Var& x) {
     const int64_t n = layout_ == NormLayout::Channels && x.rank() == 4 ? x.dim(2) * x.dim(3) : x.dim(-1);
     config.k = partial_units(n, p_);
   }
+  if (impl_ == NormImpl::Composed) return composed_rms_norm(x, gain, bias, config, layout_);
   return rms_norm(x, gain, bias, config, layout_);
 }
 
-BatchNorm::BatchNorm(int64_t channels, float eps, float momentum) {
+BatchNorm::BatchNorm(int64_t channels, float eps, float momentum, NormImpl impl) : impl_(impl) {
   gain = register_parameter("gain", Tensor::ones(Shape{channels}));
   bias = register_parameter("bias", Tensor::zeros(Shape{channels}));
   state.running_mean = register_buffer("running_mean", Tensor::zeros(Shape{channels}));
@@ -67,7 +82,10 @@ BatchNorm::BatchNorm(int64_t channels, float eps, float momentum) {
   state.momentum = momentum;
 }
 
-Var BatchNorm::forward(const Var& x) { return batch_norm(x, gain, bias, state, is_training()); }
+Var BatchNorm::forward(const Var& x) {
+  if (impl_ == NormImpl::Composed) return composed_batch_norm(x, gain, bias, state, is_training());
+  return batch_norm(x, gain, bias, state, is_training());
+}
 
 std::shared_ptr<Norm> make_norm(const NormOptions& o, int64_t features, NormLayout layout) {
   check(features > 0, "make_norm: {} needs a positive size, got {}", norm_name(o.kind), features);
@@ -76,7 +94,7 @@ std::shared_ptr<Norm> make_norm(const NormOptions& o, int64_t features, NormLayo
     case NormKind::WeightNorm:
       return std::make_shared<Identity>();
     case NormKind::LayerNorm:
-      return std::make_shared<LayerNorm>(features, o.eps, layout);
+      return std::make_shared<LayerNorm>(features, o.eps, layout, o.impl);
     case NormKind::RMSNorm:
     case NormKind::PRMSNorm:
     case NormKind::L2Norm: {
@@ -85,10 +103,10 @@ std::shared_ptr<Norm> make_norm(const NormOptions& o, int64_t features, NormLayo
       config.eps_inside = o.eps_inside;
       config.l2 = o.kind == NormKind::L2Norm;
       const float p = o.kind == NormKind::PRMSNorm ? o.p : 1.0f;
-      return std::make_shared<RMSNorm>(features, config, p, o.rms_bias, layout);
+      return std::make_shared<RMSNorm>(features, config, p, o.rms_bias, layout, o.impl);
     }
     case NormKind::BatchNorm:
-      return std::make_shared<BatchNorm>(features, o.eps, o.momentum);
+      return std::make_shared<BatchNorm>(features, o.eps, o.momentum, o.impl);
   }
   throw Error("make_norm: unknown kind");
 }

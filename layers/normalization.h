@@ -14,6 +14,11 @@
 // batchnorm       per unit/channel over the batch, running stats     gain, bias; buffers
 // weightnorm      y = x here: it reparameterises the preceding weight (see Linear, Conv2d)
 //
+// Each norm with an activation exists twice (NormOptions::impl): fused, one
+// forward and one backward kernel (autograd/norm_ops.h, batch_norm.h), and
+// composed from the ordinary ops as the paper's frameworks wrote it
+// (autograd/composed_norm_ops.h). Both compute the same function.
+//
 // pRMSNorm's k: the official code takes int(n·p) (floor), the paper writes
 // ⌈n·p⌉; we take the floor, as the code that produced the results did, and
 // never let k drop below 1. With n = 1024 and p = 6.25% that is k = 64.
@@ -35,6 +40,10 @@ NormKind parse_norm_kind(std::string_view name);  // throws, listing the valid n
 std::string norm_name(NormKind kind);
 inline constexpr std::string_view kNormNames = "none|layernorm|rmsnorm|prmsnorm|l2norm|batchnorm|weightnorm";
 
+enum class NormImpl { Fused, Composed };
+NormImpl parse_norm_impl(std::string_view name);  // "fused" or "composed"; throws otherwise
+std::string norm_impl_name(NormImpl impl);
+
 struct NormOptions {
   NormKind kind = NormKind::None;
   float p = 0.0625f;        // pRMSNorm's fraction of units
@@ -42,6 +51,7 @@ struct NormOptions {
   bool eps_inside = true;   // RMSNorm/pRMSNorm: ε inside the square root
   bool rms_bias = false;    // RMSNorm family: add a bias after the gain
   float momentum = 0.1f;    // BatchNorm's running statistics
+  NormImpl impl = NormImpl::Fused;  // one fused kernel, or composed from ops
 };
 
 // pRMSNorm's partial size for a row of n units.
@@ -60,13 +70,15 @@ class Identity : public Norm {
 
 class LayerNorm : public Norm {
  public:
-  LayerNorm(int64_t features, float eps = 1e-5f, NormLayout layout = NormLayout::Features);
+  LayerNorm(int64_t features, float eps = 1e-5f, NormLayout layout = NormLayout::Features,
+            NormImpl impl = NormImpl::Fused);
   Var forward(const Var& x) override;
   Var gain, bias;
 
  private:
   float eps_;
   NormLayout layout_;
+  NormImpl impl_;
 };
 
 // RMSNorm, pRMSNorm (p < 1) and L2-Norm (config.l2) share one fused kernel.
@@ -75,7 +87,7 @@ class LayerNorm : public Norm {
 class RMSNorm : public Norm {
  public:
   RMSNorm(int64_t features, const RmsNormConfig& config, float p = 1.0f, bool use_bias = false,
-          NormLayout layout = NormLayout::Features);
+          NormLayout layout = NormLayout::Features, NormImpl impl = NormImpl::Fused);
   Var forward(const Var& x) override;
   Var gain, bias;  // bias undefined unless use_bias
 
@@ -83,14 +95,18 @@ class RMSNorm : public Norm {
   RmsNormConfig config_;
   float p_;
   NormLayout layout_;
+  NormImpl impl_;
 };
 
 class BatchNorm : public Norm {
  public:
-  BatchNorm(int64_t channels, float eps = 1e-5f, float momentum = 0.1f);
+  BatchNorm(int64_t channels, float eps = 1e-5f, float momentum = 0.1f, NormImpl impl = NormImpl::Fused);
   Var forward(const Var& x) override;  // x [N, C] or [N, C, H, W]
   Var gain, bias;
   BatchNormState state;
+
+ private:
+  NormImpl impl_;
 };
 
 // The factory every model uses. `features` is n for the feature layout and C

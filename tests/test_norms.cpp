@@ -12,32 +12,11 @@ using namespace rg;
 
 namespace {
 
-// The composed twins, written the way the formulas read.
-Var composed_rms(const Var& x, const Var& g, const Var& b, int64_t k, float eps, bool inside, bool l2) {
-  Var head = k < x.dim(-1) ? slice(x, -1, 0, k) : x;
-  Var q = l2 ? sum(square(head), -1, true) : mean(square(head), -1, true);
-  Var inv = inside ? rsqrt(q + eps) : 1.0f / (sqrt(q) + eps);
-  Var y = x * inv * g;
-  return b.defined() ? y + b : y;
-}
-
-Var composed_layer(const Var& x, const Var& g, const Var& b, float eps) {
-  Var centered = x - mean(x, -1, true);
-  return centered * rsqrt(mean(square(centered), -1, true) + eps) * g + b;
-}
-
-// [N, C, H, W] → [N, C, H·W] normalized along the last axis, gain per channel.
-Var composed_channels(const Var& x, const std::function<Var(const Var&)>& norm_rows, const Var& g, const Var& b) {
-  const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
-  Var rows = norm_rows(reshape(x, {n, c, h * w}));
-  Var y = rows * reshape(g, {c, 1});
-  if (b.defined()) y = y + reshape(b, {c, 1});
-  return reshape(y, {n, c, h, w});
-}
-
-Var composed_batch(const Var& x, const Var& g, const Var& b, float eps) {  // x [N, C]
-  Var centered = x - mean(x, 0, true);
-  return centered * rsqrt(mean(square(centered), 0, true) + eps) * g + b;
+// The composed twins are the library's (autograd/composed_norm_ops.h): the
+// same functions built from primitive ops, each with its own backward.
+Var composed_rms(const Var& x, const Var& g, const Var& b, int64_t k, float eps, bool inside, bool l2,
+                 NormLayout layout = NormLayout::Features) {
+  return composed_rms_norm(x, g, b, RmsNormConfig{.k = k, .eps = eps, .eps_inside = inside, .l2 = l2}, layout);
 }
 
 struct Grads {
@@ -112,7 +91,7 @@ TEST_CASE("LayerNorm: fused equals composed") {
   for (Shape shape : {Shape{5, 7}, Shape{3, 4, 33}, Shape{6, 1024}}) {
     auto in = inputs_for(shape, shape[-1], 2);
     check_twins("layernorm", [](const std::vector<Var>& v) { return layer_norm(v[0], v[1], v[2], 1e-5f); },
-                [](const std::vector<Var>& v) { return composed_layer(v[0], v[1], v[2], 1e-5f); }, in);
+                [](const std::vector<Var>& v) { return composed_layer_norm(v[0], v[1], v[2], 1e-5f); }, in);
   }
 }
 
@@ -125,20 +104,14 @@ TEST_CASE("conv maps: normalized over H×W per sample and channel, gain per chan
       check_twins(
           "rms channels", [&](const std::vector<Var>& v) { return rms_norm(v[0], v[1], v[2], c, NormLayout::Channels); },
           [&](const std::vector<Var>& v) {
-            auto rows = [&](const Var& r) { return composed_rms(r, constant(Tensor::ones(Shape{hw})), Var(), k, 1e-6f, true, false); };
-            return composed_channels(v[0], rows, v[1], v[2]);
+            return composed_rms(v[0], v[1], v[2], k, 1e-6f, true, false, NormLayout::Channels);
           },
           in);
     }
     check_twins(
         "layernorm channels",
         [](const std::vector<Var>& v) { return layer_norm(v[0], v[1], v[2], 1e-6f, NormLayout::Channels); },
-        [&](const std::vector<Var>& v) {
-          auto rows = [&](const Var& r) {
-            return composed_layer(r, constant(Tensor::ones(Shape{hw})), constant(Tensor::zeros(Shape{hw})), 1e-6f);
-          };
-          return composed_channels(v[0], rows, v[1], v[2]);
-        },
+        [](const std::vector<Var>& v) { return composed_layer_norm(v[0], v[1], v[2], 1e-6f, NormLayout::Channels); },
         in);
   }
 }
@@ -146,8 +119,11 @@ TEST_CASE("conv maps: normalized over H×W per sample and channel, gain per chan
 TEST_CASE("BatchNorm: training equals composed, running statistics, eval mode") {
   auto in = inputs_for(Shape{16, 5}, 5, 4);
   BatchNormState state{Tensor::zeros(Shape{5}), Tensor::ones(Shape{5}), 0.1f, 1e-5f};
+  BatchNormState twin{Tensor::zeros(Shape{5}), Tensor::ones(Shape{5}), 0.1f, 1e-5f};
   check_twins("batchnorm train", [&](const std::vector<Var>& v) { return batch_norm(v[0], v[1], v[2], state, true); },
-              [](const std::vector<Var>& v) { return composed_batch(v[0], v[1], v[2], 1e-5f); }, in);
+              [&](const std::vector<Var>& v) { return composed_batch_norm(v[0], v[1], v[2], twin, true); }, in);
+  CHECK(max_abs_diff(state.running_mean, twin.running_mean) < 1e-6f);
+  CHECK(max_abs_diff(state.running_var, twin.running_var) < 1e-5f);
   // After one training call: running = 0.9·init + 0.1·batch (unbiased variance).
   const Tensor& x = in[0];
   for (int64_t c = 0; c < 5; ++c) {
@@ -160,10 +136,7 @@ TEST_CASE("BatchNorm: training equals composed, running statistics, eval mode") 
   }
   // Eval: an affine map with the running statistics.
   auto eval_fused = [&](const std::vector<Var>& v) { return batch_norm(v[0], v[1], v[2], state, false); };
-  auto eval_composed = [&](const std::vector<Var>& v) {
-    Var rm = constant(state.running_mean.clone()), rv = constant(state.running_var.clone());
-    return (v[0] - rm) * rsqrt(rv + 1e-5f) * v[1] + v[2];
-  };
+  auto eval_composed = [&](const std::vector<Var>& v) { return composed_batch_norm(v[0], v[1], v[2], state, false); };
   Tensor mean_before = state.running_mean.clone();
   check_twins("batchnorm eval", eval_fused, eval_composed, in);
   CHECK(max_abs_diff(mean_before, state.running_mean) == 0.0f);  // eval leaves them alone
@@ -176,8 +149,11 @@ TEST_CASE("BatchNorm: a tall [N, C] input summed in row blocks on two threads eq
   set_num_threads(2);
   auto in = inputs_for(Shape{4096, 12}, 12, 7);
   BatchNormState state{Tensor::zeros(Shape{12}), Tensor::ones(Shape{12}), 0.1f, 1e-5f};
+  BatchNormState twin = state;
+  twin.running_mean = state.running_mean.clone();
+  twin.running_var = state.running_var.clone();
   check_twins("batchnorm train, tall", [&](const std::vector<Var>& v) { return batch_norm(v[0], v[1], v[2], state, true); },
-              [](const std::vector<Var>& v) { return composed_batch(v[0], v[1], v[2], 1e-5f); }, in);
+              [&](const std::vector<Var>& v) { return composed_batch_norm(v[0], v[1], v[2], twin, true); }, in);
   set_num_threads(previous);
 }
 

@@ -59,6 +59,7 @@ struct TranslationConfig {
   int64_t synthetic_pairs = 20000;
   int synthetic_max_words = 25;
   std::string norm = "rmsnorm";
+  std::string norm_impl = "fused";  // fused kernels, or composed from ops as the paper's code
   float p = 0.0625f, eps = 1e-5f;
   int64_t embed = 256, hidden = 256, attention = 0;
   float dropout = 0.2f, label_smoothing = 0.1f;
@@ -76,6 +77,8 @@ void add_model_flags(CLI::App& app, TranslationConfig& cfg) {
   app.add_option("--norm", cfg.norm, "normalization in every GRU, the attention, the initial state and the deep output")
       ->check(CLI::IsMember({"none", "layernorm", "rmsnorm", "prmsnorm", "l2norm", "weightnorm"}));
   app.add_option("--p", cfg.p, "pRMSNorm's fraction of units")->check(CLI::Range(0.0f, 1.0f));
+  app.add_option("--norm-impl", cfg.norm_impl, "fused: one kernel per norm; composed: built from ops, as the paper's frameworks did")
+      ->check(CLI::IsMember({"fused", "composed"}));
   app.add_option("--eps", cfg.eps, "ε of the norms")->check(CLI::PositiveNumber);
   app.add_option("--embed", cfg.embed, "word vectors and deep output size")->check(CLI::PositiveNumber);
   app.add_option("--hidden", cfg.hidden, "GRU units (per encoder direction)")->check(CLI::PositiveNumber);
@@ -91,6 +94,7 @@ RNNSearchOptions model_options(const TranslationConfig& cfg, int64_t vocab) {
   o.attention = cfg.attention;
   o.norm.kind = parse_norm_kind(cfg.norm);
   o.norm.p = cfg.p;
+  o.norm.impl = parse_norm_impl(cfg.norm_impl);
   o.norm.eps = cfg.eps;
   o.dropout = cfg.dropout;
   o.label_smoothing = cfg.label_smoothing;
@@ -143,9 +147,16 @@ int translate_file(const TranslationConfig& cfg, const RunOptions& run_options) 
   }
   TranslationConfig model_cfg = cfg;
   auto take = [&](const char* key, auto& value) {
-    if (saved.contains(key)) value = saved[key].get<std::remove_reference_t<decltype(value)>>();
+    if (!saved.contains(key)) return;
+    try {
+      value = saved[key].get<std::remove_reference_t<decltype(value)>>();
+    } catch (const nlohmann::json::exception&) {
+      throw Error(fmt::format("--translate: {}: '{}' is {}, not a value of the right type",
+                              (dir / "config.json").string(), key, saved[key].dump()));
+    }
   };
   take("norm", model_cfg.norm);
+  take("norm_impl", model_cfg.norm_impl);
   take("p", model_cfg.p);
   take("eps", model_cfg.eps);
   take("embed", model_cfg.embed);
