@@ -13,9 +13,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
 if [ "$build" = build ]; then
-  scripts/build.sh bench_attentive_reader >/dev/null
+  scripts/build.sh bench_step >/dev/null
 else
-  cmake --build "$build" --target bench_attentive_reader >/dev/null
+  cmake --build "$build" --target bench_step >/dev/null
 fi
 rounds=${ROUNDS:-2}
 threads_list=${THREADS:-"1 2"}
@@ -26,7 +26,7 @@ out=$(mktemp)
 for round in $(seq "$rounds"); do
   for t in $threads_list; do
     for norm in $norms; do
-      "$build"/bin/bench_attentive_reader --norm "$norm" --threads "$t" --steps "$steps" --warmup "$warmup" |
+      "$build"/bin/bench_step --model reader --norm "$norm" --threads "$t" --steps "$steps" --warmup "$warmup" |
         tee -a "$out"
       OMP_NUM_THREADS=$t /usr/bin/python3 bench/attentive_reader_torch.py --norm "$norm" --threads "$t" \
         --steps "$steps" --warmup "$warmup" | tee -a "$out"

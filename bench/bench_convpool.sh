@@ -17,12 +17,12 @@ shift || true
 threads=("$@")
 [ ${#threads[@]} -eq 0 ] && threads=(1 2)
 rounds=${ROUNDS:-3}
-scripts/build.sh bench_convpool >/dev/null
+scripts/build.sh bench_step >/dev/null
 out=$(mktemp)
 for round in $(seq "$rounds"); do
   for t in "${threads[@]}"; do
     for norm in none layernorm rmsnorm prmsnorm batchnorm weightnorm; do
-      build/bin/bench_convpool --norm "$norm" --width "$width" --threads "$t" | tee -a "$out"
+      build/bin/bench_step --model convpool --norm "$norm" --set width="$width" --threads "$t" --steps 10 | tee -a "$out"
       OMP_NUM_THREADS=$t /usr/bin/python3 bench/convpool_torch.py --norm "$norm" --width "$width" --threads "$t" \
         | tee -a "$out"
     done
@@ -34,7 +34,7 @@ import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 times = {}
 for r in rows:
-    times.setdefault((r["impl"], r["threads"], r["norm"]), []).append(r["step_ms"])
+    times.setdefault((r["impl"], r["threads"], r["norm"]), []).append(r.get("ms_per_step", r.get("step_ms")))
 get = {k: statistics.median(v) for k, v in times.items()}
 print(f"Median over {sys.argv[2]} rounds of each program's median step.\n")
 print("| threads | norm | ours ms/step | torch ms/step | ours ÷ torch | ours ÷ our LayerNorm |")

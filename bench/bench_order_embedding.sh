@@ -10,7 +10,7 @@
 #   bench/bench_order_embedding.sh            # THREADS="1 2" NORMS=... METHODS=... ROUNDS=2
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/build.sh bench_order_embedding >/dev/null
+scripts/build.sh bench_step >/dev/null
 rounds=${ROUNDS:-2}
 threads_list=${THREADS:-"1 2"}
 norms=${NORMS:-"none layernorm rmsnorm prmsnorm"}
@@ -20,7 +20,7 @@ for round in $(seq "$rounds"); do
   for t in $threads_list; do
     for method in $methods; do
       for norm in $norms; do
-        build/bin/bench_order_embedding --norm "$norm" --method "$method" --threads "$t" --steps 5 --warmup 2 |
+        build/bin/bench_step --model order_embedding --norm "$norm" --set method="$method" --threads "$t" --steps 5 --warmup 2 |
           tee -a "$out"
         OMP_NUM_THREADS=$t /usr/bin/python3 bench/order_embedding_torch.py --norm "$norm" --method "$method" \
           --threads "$t" --steps 5 --warmup 2 | tee -a "$out"

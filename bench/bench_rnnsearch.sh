@@ -11,15 +11,15 @@
 #
 #   bench/bench_rnnsearch.sh            # THREADS="1 2" NORMS=... ROUNDS=2 STEPS=5 WARMUP=2
 #
-# That both compute the same model: bench_rnnsearch --dump DIR --norm N (small
+# That both compute the same model: bench_step --model rnnsearch --dump DIR --norm N (small
 # sizes), then rnnsearch_torch.py --check DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
 if [ "$build" = build ]; then
-  scripts/build.sh bench_rnnsearch >/dev/null
+  scripts/build.sh bench_step >/dev/null
 else
-  cmake --build "$build" --target bench_rnnsearch >/dev/null
+  cmake --build "$build" --target bench_step >/dev/null
 fi
 rounds=${ROUNDS:-2}
 threads_list=${THREADS:-"1 2"}
@@ -30,7 +30,7 @@ out=$(mktemp)
 for round in $(seq "$rounds"); do
   for t in $threads_list; do
     for norm in $norms; do
-      "$build"/bin/bench_rnnsearch --norm "$norm" --threads "$t" --steps "$steps" --warmup "$warmup" |
+      "$build"/bin/bench_step --model rnnsearch --norm "$norm" --threads "$t" --steps "$steps" --warmup "$warmup" |
         tee -a "$out"
       OMP_NUM_THREADS=$t /usr/bin/python3 bench/rnnsearch_torch.py --norm "$norm" --threads "$t" \
         --steps "$steps" --warmup "$warmup" | tee -a "$out"

@@ -5,7 +5,7 @@
 // allocator's cache fills, OpenBLAS sizes its buffers), then times each of
 // the following steps; the caller reports the median and the fastest.
 //
-// Paired: `time_pairs` compares two variants of a step (say the RMSNorm and
+// Paired: `time_rounds` compares variants of a step (say the RMSNorm and
 // the LayerNorm model) built side by side in ONE process. On a shared VM the
 // speed of the machine drifts by 10–30% over minutes, far more than the few
 // percent two norms differ by, so timing each variant in its own run
@@ -55,27 +55,26 @@ inline double median_of(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-struct PairedTimes {
-  std::vector<double> a_ms, b_ms;  // one entry per pair
+// Interleaved rounds of K variants. Every round times one step of each
+// variant, in the order 0 1 … K−1 in even rounds and K−1 … 1 0 in odd ones,
+// after `warmup` untimed rounds. times[v][r] is variant v's step in round r.
+// With K = 2 this is the pair order A B, B A, A B, … described above; the
+// ratio of two variants in the same round is one "pair".
+struct RoundTimes {
+  std::vector<std::vector<double>> times;
 };
 
-// `warmup` untimed steps of each variant, then `pairs` timed pairs in the
-// order A B, B A, A B, …
-inline PairedTimes time_pairs(const Step& a, const Step& b, int warmup, int pairs) {
-  for (int i = 0; i < warmup; ++i) {
-    a();
-    b();
-  }
-  PairedTimes t;
-  for (int i = 0; i < pairs; ++i) {
-    if (i % 2 == 0) {
-      t.a_ms.push_back(time_one_ms(a));
-      t.b_ms.push_back(time_one_ms(b));
-    } else {
-      t.b_ms.push_back(time_one_ms(b));
-      t.a_ms.push_back(time_one_ms(a));
+inline RoundTimes time_rounds(const std::vector<Step>& variants, int warmup, int rounds) {
+  const size_t k = variants.size();
+  for (int i = 0; i < warmup; ++i)
+    for (const Step& step : variants) step();
+  RoundTimes t;
+  t.times.assign(k, {});
+  for (int r = 0; r < rounds; ++r)
+    for (size_t i = 0; i < k; ++i) {
+      const size_t v = r % 2 == 0 ? i : k - 1 - i;
+      t.times[v].push_back(time_one_ms(variants[v]));
     }
-  }
   return t;
 }
 
@@ -95,41 +94,29 @@ inline int median_interval_rank(int n) {
 }
 
 struct RatioSummary {
-  double a_ms = 0, b_ms = 0;        // medians of each variant's steps
-  double ratio = 0;                 // median of t_A / t_B over the pairs
+  double a_ms = 0, b_ms = 0;          // medians of each variant's steps
+  double ratio = 0;                   // median of t_A / t_B over the pairs
   double ratio_lo = 0, ratio_hi = 0;  // its 95% interval (NaN if too few pairs)
-  int a_faster = 0;                 // pairs in which A's step was the shorter
+  int a_faster = 0;                   // pairs in which A's step was the shorter
 };
 
-inline RatioSummary summarize(const PairedTimes& t) {
+// A against B, from their steps of the same rounds (a[i] and b[i] a pair).
+inline RatioSummary summarize(const std::vector<double>& a, const std::vector<double>& b) {
   RatioSummary s;
-  const int n = static_cast<int>(t.a_ms.size());
+  const int n = static_cast<int>(a.size());
   std::vector<double> ratios;
   for (int i = 0; i < n; ++i) {
-    ratios.push_back(t.a_ms[i] / t.b_ms[i]);
-    s.a_faster += t.a_ms[i] < t.b_ms[i];
+    ratios.push_back(a[i] / b[i]);
+    s.a_faster += a[i] < b[i];
   }
   std::sort(ratios.begin(), ratios.end());
-  s.a_ms = median_of(t.a_ms);
-  s.b_ms = median_of(t.b_ms);
+  s.a_ms = median_of(a);
+  s.b_ms = median_of(b);
   s.ratio = median_of(ratios);
   const int j = median_interval_rank(n);
   s.ratio_lo = j > 0 ? ratios[j - 1] : NAN;
   s.ratio_hi = j > 0 ? ratios[n - j] : NAN;
   return s;
-}
-
-// One JSON line: {"impl": "rmsgrad", <fields>, "norm": A, "against": B,
-// "pairs", "norm_ms", "against_ms", "ratio", "ratio_lo95", "ratio_hi95",
-// "norm_faster"}. `fields` is the caller's own JSON members, comma-ended.
-inline void print_pair_line(const std::string& fields, const std::string& norm, const std::string& against,
-                            const PairedTimes& t) {
-  const RatioSummary s = summarize(t);
-  std::printf("{\"impl\": \"rmsgrad\", %s\"norm\": \"%s\", \"against\": \"%s\", \"pairs\": %zu, "
-              "\"norm_ms\": %.3f, \"against_ms\": %.3f, \"ratio\": %.4f, \"ratio_lo95\": %.4f, "
-              "\"ratio_hi95\": %.4f, \"norm_faster\": %d}\n",
-              fields.c_str(), norm.c_str(), against.c_str(), t.a_ms.size(), s.a_ms, s.b_ms, s.ratio, s.ratio_lo,
-              s.ratio_hi, s.a_faster);
 }
 
 }  // namespace rg::bench

@@ -1,0 +1,51 @@
+#pragma once
+// The flags every model benchmark shares (bench_step, bench_norm_impl,
+// bench_memory): which model, its sizes, threads and warm-up.
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+#include "bench/model_steps/model_step.h"
+
+namespace rg::bench {
+
+struct ModelFlags {
+  std::string model = "rnnsearch";
+  std::vector<std::string> settings;  // --set key=value, repeatable
+  int threads = 1;
+  int warmup = 2;
+
+  Sizes sizes() const {
+    Sizes s;
+    for (const std::string& assignment : settings) s.set(assignment);
+    return s;
+  }
+};
+
+inline void add_model_flags(CLI::App& app, ModelFlags& flags) {
+  app.add_option("--model", flags.model, std::string("the model: ") + std::string(kModelNames))
+      ->check(CLI::IsMember({"rnnsearch", "reader", "order_embedding", "convpool"}));
+  app.add_option("--set", flags.settings,
+                 "override one of the model's sizes, key=value (repeatable; e.g. --set batch=32 --set width=0.25)");
+  app.add_option("--threads", flags.threads, "threads")->check(CLI::PositiveNumber);
+  app.add_option("--warmup", flags.warmup, "untimed steps (rounds) first")->check(CLI::NonNegativeNumber);
+}
+
+// Parses argv; returns the exit code when the program should stop (help, or
+// a bad flag: one "error:" line and 2).
+inline int parse_bench_flags(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) {
+      std::printf("%s", app.help().c_str());
+      return 0;
+    }
+    std::fprintf(stderr, "error: %s; see %s --help\n", e.what(), app.get_name().c_str());
+    return 2;
+  }
+  return -1;
+}
+
+}  // namespace rg::bench

@@ -1,0 +1,92 @@
+#include "bench/model_steps/model_step.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "bench/model_steps/convpool_step.h"
+#include "bench/model_steps/order_embedding_step.h"
+#include "bench/model_steps/reader_step.h"
+#include "bench/model_steps/rnnsearch_step.h"
+#include "core/error.h"
+
+namespace rg::bench {
+
+void Sizes::set(const std::string& assignment) {
+  const size_t eq = assignment.find('=');
+  check(eq != std::string::npos && eq > 0 && eq + 1 < assignment.size(),
+        "--set takes key=value (e.g. batch=32), got '{}'", assignment);
+  overrides_[assignment.substr(0, eq)] = assignment.substr(eq + 1);
+}
+
+std::string Sizes::read(const std::string& key, const std::string& fallback, bool quoted) {
+  auto it = overrides_.find(key);
+  const std::string value = it == overrides_.end() ? fallback : it->second;
+  used_.emplace_back(key, quoted ? "\"" + value + "\"" : value);
+  return value;
+}
+
+int64_t Sizes::integer(const std::string& key, int64_t fallback) {
+  const std::string text = read(key, std::to_string(fallback), false);
+  char* end = nullptr;
+  const long long value = std::strtoll(text.c_str(), &end, 10);
+  check(end != text.c_str() && *end == '\0' && value > 0, "--set {}={}: expected a positive integer", key, text);
+  return value;
+}
+
+double Sizes::real(const std::string& key, double fallback) {
+  const std::string text = read(key, fmt::format("{}", fallback), false);
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  check(end != text.c_str() && *end == '\0' && value >= 0, "--set {}={}: expected a non-negative number", key, text);
+  return value;
+}
+
+std::string Sizes::text(const std::string& key, const std::string& fallback) { return read(key, fallback, true); }
+
+void Sizes::check_all_read(std::string_view model) const {
+  for (const auto& [key, value] : overrides_) {
+    const bool read = std::any_of(used_.begin(), used_.end(), [&](const auto& kv) { return kv.first == key; });
+    std::string known;
+    for (const auto& [k, v] : used_) known += (known.empty() ? "" : ", ") + k;
+    check(read, "--set {}: the {} model has no setting '{}' (it has {})", key, model, key, known);
+  }
+}
+
+std::string Sizes::json() const {
+  std::string out;
+  for (const auto& [key, value] : used_) out += fmt::format("\"{}\": {}, ", key, value);
+  return out;
+}
+
+std::string NormChoice::name() const {
+  return impl == NormImpl::Fused ? norm_name(kind) : norm_name(kind) + " (composed)";
+}
+
+void ModelStep::dump(const std::string&) { throw Error("--dump: only the rnnsearch model writes a check for its twin"); }
+
+std::unique_ptr<ModelStep> make_model_step(std::string_view model, const NormChoice& norm, Sizes& sizes) {
+  std::unique_ptr<ModelStep> step;
+  if (model == "rnnsearch") step = std::make_unique<RnnSearchStep>(norm, sizes);
+  else if (model == "reader") step = std::make_unique<ReaderStep>(norm, sizes);
+  else if (model == "order_embedding") step = std::make_unique<OrderEmbeddingStep>(norm, sizes);
+  else if (model == "convpool") step = std::make_unique<ConvPoolStep>(norm, sizes);
+  else throw Error(fmt::format("unknown model '{}' (expected {})", model, kModelNames));
+  sizes.check_all_read(model);
+  return step;
+}
+
+TokenBatch random_tokens(const std::vector<int64_t>& lengths, int64_t vocab, Generator& gen, int32_t eos) {
+  const int64_t batch = static_cast<int64_t>(lengths.size());
+  const int64_t steps = *std::max_element(lengths.begin(), lengths.end());
+  std::vector<int32_t> ids(static_cast<size_t>(steps * batch), 0);
+  Tensor mask = Tensor::zeros(Shape{steps, batch});
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t t = 0; t < lengths[b]; ++t) {
+      const bool last = t + 1 == lengths[b];
+      ids[t * batch + b] = eos >= 0 && last ? eos : 4 + static_cast<int32_t>(gen.randint(vocab - 4));
+      mask.data()[t * batch + b] = 1.0f;
+    }
+  return {Indices(Shape{steps, batch}, std::move(ids)), mask};
+}
+
+}  // namespace rg::bench

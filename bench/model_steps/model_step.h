@@ -1,0 +1,86 @@
+#pragma once
+// One training step of each of the paper's models on a fixed batch, for the
+// benchmark programs: bench_step times one model alone (beside its PyTorch
+// twin), bench_norm_impl times several norms and implementations of one model
+// against each other, bench_memory measures what a step holds.
+//
+//   Sizes sizes;                          // the model's defaults: its paper's recipe
+//   sizes.set("batch=32");                // --set batch=32
+//   auto step = make_model_step("rnnsearch", {NormKind::RMSNorm, NormImpl::Composed}, sizes);
+//   step->run();                          // forward, backward, clip, update; clears the tape
+//   step->loss();                         // the loss of that step
+//
+// Every model draws its parameters and its batch from fixed seeds, so two
+// steps built with different norms see the same batch, and the same model
+// built twice starts from the same weights. The batch is built once; every
+// step trains on it again (only the time is of interest).
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "autograd/ops.h"
+#include "core/random.h"
+#include "layers/module.h"
+#include "layers/normalization.h"
+
+namespace rg::bench {
+
+// Named sizes and settings of a benchmark model ("batch", "hidden", "width",
+// "method", ...). A model reads each one with its own default; set() overrides
+// it; a key set but never read is a mistake and check_all_read() says so.
+class Sizes {
+ public:
+  void set(const std::string& assignment);  // "key=value"
+  int64_t integer(const std::string& key, int64_t fallback);
+  double real(const std::string& key, double fallback);
+  std::string text(const std::string& key, const std::string& fallback);
+  void check_all_read(std::string_view model) const;
+  // Every key read so far with the value used, in the order read, as JSON
+  // members ending in ", ".
+  std::string json() const;
+
+ private:
+  std::string read(const std::string& key, const std::string& fallback, bool quoted);
+  std::map<std::string, std::string> overrides_;
+  std::vector<std::pair<std::string, std::string>> used_;  // key → JSON value
+};
+
+// Which normalization, and how it is computed.
+struct NormChoice {
+  NormKind kind = NormKind::LayerNorm;
+  NormImpl impl = NormImpl::Fused;
+  std::string name() const;  // "rmsnorm" or "rmsnorm (composed)"
+};
+
+class ModelStep {
+ public:
+  virtual ~ModelStep() = default;
+  virtual void run() = 0;  // one training step; clears the tape
+  virtual Module& model() = 0;
+  // The model's checks against its PyTorch twin: parameters, batch and one
+  // backward's gradients written to dir (only RNNSearch has it).
+  virtual void dump(const std::string& dir);
+  double loss() const { return loss_; }
+
+ protected:
+  double loss_ = 0.0;
+};
+
+inline constexpr std::string_view kModelNames = "rnnsearch|reader|order_embedding|convpool";
+std::unique_ptr<ModelStep> make_model_step(std::string_view model, const NormChoice& norm, Sizes& sizes);
+
+// ---- batches shared by the text models ----
+
+// Time-major token ids [T, B] with T the longest length, and the mask [T, B]
+// (1 on the first lengths[b] steps of column b). Ids are uniform in
+// [4, vocab); with eos ≥ 0 the last real token of each sentence is eos.
+struct TokenBatch {
+  Indices ids;
+  Tensor mask;
+};
+TokenBatch random_tokens(const std::vector<int64_t>& lengths, int64_t vocab, Generator& gen, int32_t eos = -1);
+
+}  // namespace rg::bench

@@ -1,0 +1,99 @@
+#include "bench/model_steps/rnnsearch_step.h"
+
+#include "core/error.h"
+
+#include <cstdio>
+#include <filesystem>
+
+#include "experiments/common/npy.h"
+#include "optim/clip.h"
+
+namespace rg::bench {
+
+namespace {
+
+constexpr int32_t kEos = 3;
+
+// Sentence b's length: Lmin + (stride·b) mod (L − Lmin + 1), Lmin = max(1, L − 9).
+std::vector<int64_t> sentence_lengths(int64_t max_len, int64_t batch, int64_t stride) {
+  const int64_t low = std::max<int64_t>(1, max_len - 9);
+  std::vector<int64_t> lengths(batch);
+  for (int64_t b = 0; b < batch; ++b) lengths[b] = low + (stride * b) % (max_len - low + 1);
+  return lengths;
+}
+
+void write_ids(const std::string& path, const TokenBatch& s) {
+  Tensor t = Tensor::empty(s.mask.shape());
+  for (size_t i = 0; i < s.ids.values.size(); ++i) t.data()[i] = static_cast<float>(s.ids.values[i]);
+  write_npy(path, t);
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  check(f != nullptr, "bench: cannot write {}", path);
+  std::fputs(text.c_str(), f);
+  std::fclose(f);
+}
+
+}  // namespace
+
+RnnSearchStep::RnnSearchStep(const NormChoice& norm, Sizes& sizes) {
+  const int64_t batch = sizes.integer("batch", 80);
+  const int64_t src_len = sizes.integer("src_len", 22), tgt_len = sizes.integer("tgt_len", 22);
+  options_.source_vocab = options_.target_vocab = sizes.integer("vocab", 8000);
+  check(options_.source_vocab > 4, "rnnsearch: vocab must be above 4");
+  options_.embed = sizes.integer("embed", 256);
+  options_.hidden = sizes.integer("hidden", 256);
+  options_.norm.kind = norm.kind;
+  options_.norm.impl = norm.impl;
+  options_.norm.p = static_cast<float>(sizes.real("p", 0.0625));
+  options_.dropout = static_cast<float>(sizes.real("dropout", 0.2));
+  options_.label_smoothing = static_cast<float>(sizes.real("label_smoothing", 0.1));
+  model_ = std::make_unique<RNNSearch>(options_, gen_, noise_gen_);
+  model_->train();
+  source_ = random_tokens(sentence_lengths(src_len, batch, 7), options_.source_vocab, gen_, kEos);
+  target_ = random_tokens(sentence_lengths(tgt_len, batch, 3), options_.target_vocab, gen_, kEos);
+  adam_ = std::make_unique<Adam>(model_->named_parameters(), AdamOptions{.lr = 1e-4});
+}
+
+void RnnSearchStep::run() {
+  Var loss = model_->loss(source_.ids, source_.mask, target_.ids, target_.mask);
+  adam_->zero_grad();
+  loss.backward();
+  clip_grad_norm(model_->named_parameters(), 1.0);
+  adam_->step();
+  loss_ = loss.item();
+  tape().clear();
+}
+
+void RnnSearchStep::dump(const std::string& dir) {
+  namespace fs = std::filesystem;
+  check(options_.dropout == 0.0f, "--dump needs --set dropout=0 (the twin's check runs without dropout)");
+  fs::create_directories(fs::path(dir) / "params");
+  fs::create_directories(fs::path(dir) / "grads");
+  for (const auto& [name, param] : model_->named_parameters())
+    write_npy((fs::path(dir) / "params" / (name + ".npy")).string(), param.value());
+  write_ids((fs::path(dir) / "source.npy").string(), source_);
+  write_ids((fs::path(dir) / "target.npy").string(), target_);
+  write_npy((fs::path(dir) / "source_mask.npy").string(), source_.mask);
+  write_npy((fs::path(dir) / "target_mask.npy").string(), target_.mask);
+  Var loss = model_->loss(source_.ids, source_.mask, target_.ids, target_.mask);
+  model_->zero_grad();
+  loss.backward();
+  const double norm_before = grad_norm(model_->named_parameters());
+  for (auto& [name, param] : model_->named_parameters())
+    write_npy((fs::path(dir) / "grads" / (name + ".npy")).string(), param.grad());
+  write_text((fs::path(dir) / "config.json").string(),
+             fmt::format("{{\"norm\": \"{}\", \"vocab\": {}, \"embed\": {}, \"hidden\": {}, \"p\": {}, "
+                         "\"label_smoothing\": {}}}\n",
+                         norm_name(options_.norm.kind), options_.source_vocab, options_.embed, options_.hidden,
+                         options_.norm.p, options_.label_smoothing));
+  write_text((fs::path(dir) / "result.json").string(),
+             fmt::format("{{\"loss\": {:.9g}, \"grad_norm\": {:.9g}, \"parameters\": {}}}\n", loss.item(),
+                         norm_before, model_->parameter_count()));
+  std::printf("bench_step: wrote %s (rnnsearch, norm %s, loss %.6f, gradient norm %.6f)\n", dir.c_str(),
+              norm_name(options_.norm.kind).c_str(), loss.item(), norm_before);
+  tape().clear();
+}
+
+}  // namespace rg::bench
