@@ -13,7 +13,8 @@
 // implementation in the same round, with its distribution-free 95% interval.
 // With both implementations, composed rows also carry "composed_vs_fused"
 // (÷ the fused step of the same norm) and its interval, "cf_ci95_low" and
-// "cf_ci95_high": what fusing buys.
+// "cf_ci95_high": what fusing buys. pRMSNorm rows carry "ratio_vs_rmsnorm"
+// (÷ the RMSNorm step of the same implementation), "vr_ci95_low", "vr_ci95_high".
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -107,6 +108,12 @@ int main(int argc, char** argv) {
         const bench::RatioSummary f = bench::summarize(times_of(static_cast<int>(i)), times_of(fused));
         fused_fields = fmt::format(", \"composed_vs_fused\": {}, \"cf_ci95_low\": {}, \"cf_ci95_high\": {}",
                                    number(f.ratio), number(f.ratio_lo), number(f.ratio_hi));
+      }
+      const int rms = find(variants, NormKind::RMSNorm, v.choice.impl);
+      if (v.choice.kind == NormKind::PRMSNorm && rms >= 0) {
+        const bench::RatioSummary r = bench::summarize(times_of(static_cast<int>(i)), times_of(rms));
+        fused_fields += fmt::format(", \"ratio_vs_rmsnorm\": {}, \"vr_ci95_low\": {}, \"vr_ci95_high\": {}",
+                                    number(r.ratio), number(r.ratio_lo), number(r.ratio_hi));
       }
       std::printf("{\"model\": \"%s\", \"impl\": \"%s\", \"norm\": \"%s\", \"threads\": %d, %s\"pairs\": %d, "
                   "\"ms_per_step\": %.3f, \"ratio_vs_layernorm\": %s, \"ci95_low\": %s, \"ci95_high\": %s, "

@@ -84,3 +84,38 @@ TEST_CASE("bad run directories are named in the error") {
   std::ofstream(tmp.path / "r" / "metrics.jsonl") << "{\"step\": 1, \"split\": \"train\"}\nnot json\n";
   CHECK_THROWS_WITH_AS(summarize_run(tmp.path / "r", TableOptions{}), doctest::Contains("line 2"), Error);
 }
+
+TEST_CASE("paired timing: the time columns come from bench_norm_impl's lines, and a paragraph says what they mean") {
+  TempDir tmp("table_paired");
+  write_run(tmp.path / "layernorm", "layernorm", 100.0, 12.0);
+  write_run(tmp.path / "rmsnorm", "rmsnorm", 80.0, 11.0);
+  const std::string lines = tmp.write(
+      "paired.jsonl",
+      "== a header line the reader skips\n"
+      R"({"model": "convpool", "impl": "fused", "norm": "layernorm", "threads": 1, "pairs": 20, "ms_per_step": 100.0, "ratio_vs_layernorm": 1.0, "ci95_low": 1.0, "ci95_high": 1.0})"
+      "\n"
+      R"({"model": "convpool", "impl": "fused", "norm": "rmsnorm", "threads": 1, "pairs": 20, "ms_per_step": 99.0, "ratio_vs_layernorm": 0.99, "ci95_low": 0.97, "ci95_high": 1.01})"
+      "\n"
+      R"({"model": "convpool", "impl": "composed", "norm": "rmsnorm", "threads": 1, "pairs": 20, "ms_per_step": 120.0, "ratio_vs_layernorm": 0.8, "ci95_low": 0.75, "ci95_high": 0.85, "composed_vs_fused": 1.2, "cf_ci95_low": 1.1, "cf_ci95_high": 1.3})"
+      "\n");
+  const PairedTimes paired = read_paired_timing(lines);
+  CHECK(paired.rows.size() == 3);
+  TableOptions options;
+  options.metrics = {"error_pct"};
+  options.paired = &paired;
+  const std::string table = results_table(find_run_dirs({tmp.path.string()}), options);
+  CHECK(table.find("ms per step (fused, paired)") != std::string::npos);
+  CHECK(table.find("1.0% (-1.0 to 3.0)") != std::string::npos);   // fused RMSNorm: 1 − 0.99, interval 1 − [1.01, 0.97]
+  CHECK(table.find("20.0% (15.0 to 25.0)") != std::string::npos); // composed RMSNorm
+  CHECK(table.find("s per 1k steps") == std::string::npos);      // the runs' own times are not shown
+  const std::string text = paired_timing_explanation(paired);
+  CHECK(text.find("RMSNorm's step is 20.0% faster than LayerNorm's (95% interval 15.0 to 25.0%)") != std::string::npos);
+  CHECK(text.find("RMSNorm's step is as fast as LayerNorm's within the noise") != std::string::npos);
+  CHECK(text.find("that is where the paper's speedups come from") != std::string::npos);
+
+  const std::string bad = tmp.write("bad.jsonl", "{\"impl\": \"fused\"}\n");
+  CHECK(test::error_of([&] { read_paired_timing(bad); }) ==
+        fmt::format("paired timing: {} line 1 is not a bench_norm_impl line", bad));
+  CHECK(test::error_of([&] { read_paired_timing(tmp.file("missing.jsonl")); }) ==
+        fmt::format("paired timing: cannot read {}", tmp.file("missing.jsonl")));
+}

@@ -126,12 +126,28 @@ std::string results_table(const std::vector<fs::path>& dirs, const TableOptions&
   std::vector<std::string> header = {"norm"};
   for (const std::string& split : options.splits)
     for (const std::string& metric : options.metrics) header.push_back(split + " " + metric);
-  header.push_back(time_header(options.time));
-  header.push_back("speedup vs LayerNorm");
+  const PairedTimes* paired = options.paired;
+  if (paired != nullptr) {
+    header.push_back("ms per step (fused, paired)");
+    header.push_back("speedup fused (95% CI)");
+    header.push_back("speedup composed (95% CI)");
+  } else {
+    header.push_back(time_header(options.time));
+    header.push_back("speedup vs LayerNorm");
+  }
   std::vector<std::vector<std::string>> rows;
   for (const RunSummary& r : runs) {
     std::vector<std::string> row = {r.label};
     for (double m : r.metric) row.push_back(cell(m, options.decimals));
+    if (paired != nullptr) {
+      const PairedRow* fused = paired->find("fused", r.label);
+      const PairedRow* composed = paired->find("composed", r.label);
+      row.push_back(fused ? fmt::format("{:.1f}", fused->ms_per_step) : "–");
+      row.push_back(fused ? speedup_with_interval(*fused) : "–");
+      row.push_back(composed ? speedup_with_interval(*composed) : "–");
+      rows.push_back(row);
+      continue;
+    }
     row.push_back(cell(r.seconds, r.seconds < 10 ? 3 : 1));
     const bool has_speedup = !std::isnan(layernorm) && !std::isnan(r.seconds) && r.label != "layernorm";
     row.push_back(has_speedup ? fmt::format("{:.1f}%", 100.0 * (layernorm - r.seconds) / layernorm) : "–");

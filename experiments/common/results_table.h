@@ -21,11 +21,17 @@
 //    the last train line that has an "epoch" field);
 //  - the speedup is the paper's (T_LayerNorm − T) / T_LayerNorm, against the
 //    run labelled "layernorm" ("–" when there is none).
+// With paired timing (TableOptions::paired, bench_norm_impl's lines) the two
+// time columns are replaced by the fused step's ms, the fused speedup and the
+// composed speedup with their 95% intervals (experiments/common/paired_timing.h):
+// separate runs cannot resolve differences below ~5%.
 // Rows follow the paper's order (none, layernorm, rmsnorm, prmsnorm, ...),
 // then any other labels alphabetically.
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#include "experiments/common/paired_timing.h"
 
 namespace rg {
 
@@ -36,6 +42,7 @@ struct TableOptions {
   std::vector<std::string> splits = {"valid"};
   TimeUnit time = TimeUnit::Per1k;
   int decimals = 2;
+  const PairedTimes* paired = nullptr;  // time columns from paired timing, when given
 };
 
 struct RunSummary {

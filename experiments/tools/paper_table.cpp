@@ -3,6 +3,7 @@
 // experiments/common/results_table.h.
 //
 //   build/bin/paper_table runs/cifar10 --metric error_pct --split valid,test --time epoch
+//   build/bin/paper_table runs/quickstart --metric error_pct --paired runs/quickstart/paired.jsonl
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -28,9 +29,22 @@ int main(int argc, char** argv) {
         ->transform(CLI::CheckedTransformer(units, CLI::ignore_case))
         ->capture_default_str();
     app.add_option("--decimals", options.decimals, "decimals of the metric")->capture_default_str();
+    std::string paired_path;
+    app.add_option("--paired", paired_path,
+                   "bench_norm_impl's JSON lines: the time columns from paired timing instead of the runs' logs");
     if (auto exit_code = rg::parse_flags(app, argc, argv)) return *exit_code;
     options.time = unit;
+    rg::PairedTimes paired;
+    if (!paired_path.empty()) {
+      paired = rg::read_paired_timing(paired_path);
+      options.paired = &paired;
+    }
     std::fputs(rg::results_table(rg::find_run_dirs(paths), options).c_str(), stdout);
+    if (options.paired != nullptr)
+      std::printf("\n%s\n", rg::paired_timing_explanation(paired).c_str());
+    else
+      std::puts("\n(Time from the runs' own logs, one run after another: differences below ~5% are the machine's "
+                "drift, not a measurement; bench/norm_impl_table.sh times the steps in pairs.)");
     return 0;
   });
 }
