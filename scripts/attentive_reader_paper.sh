@@ -15,6 +15,9 @@
 # batchnorm). A run whose directory holds a checkpoint is resumed, so an
 # interrupted sweep continues where it stopped. The figure needs Debian's
 # python3-matplotlib (installed when missing).
+# The table's time columns come from paired timing of the model's steps
+# (scripts/paired_timing.sh: every norm fused and composed in one process;
+# PAIRED=0 skips it, and the table then says its times are from separate runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ $# -lt 1 ] || [[ "$1" == -* ]]; then
@@ -39,15 +42,21 @@ for norm in $norms; do
   [ -f "$out/$norm/checkpoint.safetensors" ] && resume=(--resume)
   build/bin/attentive_reader --norm "$norm" --out "$out/$norm" "${resume[@]}" "${args[@]}"
 done
+scripts/paired_timing.sh reader "$out" "${args[@]}"
+paired=()
+[ -f "$out/paired.jsonl" ] && paired=(--paired "$out/paired.jsonl")
 echo
 {
-  echo "Table 6 (time per 0.1k training steps, evaluation excluded; the last validation error):"
+  echo "Table 6 (the last validation error; time: paired steps when timed, else per 0.1k training steps"
+  echo "from the runs' logs, evaluation excluded):"
   echo
-  build/bin/paper_table "$out" --split valid --metric error_pct --time 0.1k --decimals 1
-  echo
-  echo "The same per 1k steps:"
-  echo
-  build/bin/paper_table "$out" --split valid --metric error_pct --time 1k --decimals 1
+  build/bin/paper_table "$out" --split valid --metric error_pct --time 0.1k --decimals 1 "${paired[@]}"
+  if [ ${#paired[@]} -eq 0 ]; then
+    echo
+    echo "The same per 1k steps:"
+    echo
+    build/bin/paper_table "$out" --split valid --metric error_pct --time 1k --decimals 1
+  fi
 } | tee "$out/tables.md"
 scripts/deps.sh python3-matplotlib
 /usr/bin/python3 scripts/plot_curves.py "$out" --metric error_pct --split valid --x step -o "$out/valid_error.png"

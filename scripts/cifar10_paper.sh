@@ -11,6 +11,9 @@
 # holds a finished run (a checkpoint at its last step) is resumed, so an
 # interrupted sweep continues where it stopped. The figure needs Debian's
 # python3-matplotlib (installed when missing).
+# The table's time columns come from paired timing of the model's steps
+# (scripts/paired_timing.sh: every norm fused and composed in one process;
+# PAIRED=0 skips it, and the table then says its times are from separate runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ $# -lt 1 ] || [[ "$1" == -* ]]; then
@@ -27,8 +30,11 @@ for norm in $norms; do
   [ -f "$out/$norm/checkpoint.safetensors" ] && resume=(--resume)
   build/bin/cifar10 --norm "$norm" --out "$out/$norm" "${resume[@]}" "$@"
 done
+scripts/paired_timing.sh convpool "$out" "$@"
+paired=()
+[ -f "$out/paired.jsonl" ] && paired=(--paired "$out/paired.jsonl")
 echo
-build/bin/paper_table "$out" --metric error_pct --split valid,test --time epoch | tee "$out/table.md"
+build/bin/paper_table "$out" --metric error_pct --split valid,test --time epoch "${paired[@]}" | tee "$out/table.md"
 scripts/deps.sh python3-matplotlib
 /usr/bin/python3 scripts/plot_curves.py "$out" --metric error_pct --split train,valid --x epoch \
   -o "$out/error_curves.png"

@@ -16,6 +16,9 @@
 # list. A run whose directory holds a checkpoint is resumed, so an
 # interrupted sweep continues where it stopped. The figure needs Debian's
 # python3-matplotlib (installed when missing).
+# The table's time columns come from paired timing of the model's steps
+# (scripts/paired_timing.sh: every norm fused and composed in one process;
+# PAIRED=0 skips it, and the table then says its times are from separate runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ $# -lt 1 ] || [[ "$1" == -* ]]; then
@@ -42,16 +45,19 @@ for norm in $norms; do
   [ -f "$out/$norm/checkpoint.safetensors" ] && resume=(--resume)
   build/bin/order_embedding --norm "$norm" --out "$out/$norm" "${resume[@]}" "${args[@]}"
 done
+scripts/paired_timing.sh order_embedding "$out" "${args[@]}"
+paired=()
+[ -f "$out/paired.jsonl" ] && paired=(--paired "$out/paired.jsonl")
 echo
 {
   echo "Table 7 (test, the model selected on validation R@1+R@5+R@10 of image retrieval):"
   echo
-  build/bin/paper_table "$out" --split test --time 0.1k --decimals 1 \
+  build/bin/paper_table "$out" --split test --time 0.1k --decimals 1 "${paired[@]}" \
     --metric caption_r1,caption_r5,caption_r10,caption_mean_r,image_r1,image_r5,image_r10,image_mean_r
   echo
-  echo "Table 8 (time per 0.1k training steps, evaluation excluded):"
+  echo "Table 8 (time: paired steps when timed, else per 0.1k training steps from the runs' logs):"
   echo
-  build/bin/paper_table "$out" --split test --time 0.1k --decimals 1 --metric rsum
+  build/bin/paper_table "$out" --split test --time 0.1k --decimals 1 --metric rsum "${paired[@]}"
 } | tee "$out/tables.md"
 scripts/deps.sh python3-matplotlib
 /usr/bin/python3 scripts/plot_curves.py "$out" --metric image_r1,image_r5,image_r10 --split valid --x step \

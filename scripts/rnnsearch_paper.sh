@@ -16,6 +16,9 @@
 # have equal length. A run whose directory holds a checkpoint is resumed, so
 # an interrupted sweep continues where it stopped. The figures need Debian's
 # python3-matplotlib (installed when missing).
+# The table's time columns come from paired timing of the model's steps
+# (scripts/paired_timing.sh: every norm fused and composed in one process;
+# PAIRED=0 skips it, and the table then says its times are from separate runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ $# -lt 1 ] || [[ "$1" == -* ]]; then
@@ -47,13 +50,16 @@ for norm in $norms; do
   [ -f "$out/$norm/checkpoint.safetensors" ] && resume=(--resume)
   build/bin/rnnsearch --norm "$norm" --out "$out/$norm" "${resume[@]}" "${args[@]}"
 done
+scripts/paired_timing.sh rnnsearch "$out" "${args[@]}"
+paired=()
+[ -f "$out/paired.jsonl" ] && paired=(--paired "$out/paired.jsonl")
 echo
 {
   echo "Tables 2–3 (BLEU: sacreBLEU's default, cased, detokenised; validation BLEU is the last validation,"
-  echo "test BLEU that of the checkpoint with the best validation BLEU; time per 1k training steps,"
-  echo "evaluation excluded):"
+  echo "test BLEU that of the checkpoint with the best validation BLEU; time: paired steps when timed,"
+  echo "else per 1k training steps from the runs' logs, evaluation excluded):"
   echo
-  build/bin/paper_table "$out" --split valid,test --metric bleu --time 1k --decimals 2
+  build/bin/paper_table "$out" --split valid,test --metric bleu --time 1k --decimals 2 "${paired[@]}"
 } | tee "$out/tables.md"
 scripts/deps.sh python3-matplotlib
 for x in step time; do
