@@ -114,7 +114,7 @@ std::string paired_timing_explanation(const PairedTimes& times) {
            "the mean, each with its own backward), and that is where the paper's speedups come from; fused into one "
            "kernel each, both norms read and write the same bytes, and what is left between them is the per-row "
            "arithmetic, a small part of a training step.";
-  else if (composed != nullptr && !composed_saves)
+  else if (composed != nullptr && !std::isnan(composed->high) && !composed_saves)
     out += " Here even composed RMSNorm does not save measurably against composed LayerNorm: the norms are too "
            "small a part of this model's step for their difference to show.";
   return out;
