@@ -10,7 +10,7 @@
 #include <map>
 
 #include "core/error.h"
-#include "experiments/common/tar_gz.h"
+#include "experiments/common/archive.h"
 
 namespace rg::cifar {
 
@@ -24,6 +24,10 @@ std::vector<unsigned char> read_file(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), {}};
 }
 
+// A 32×32 PNG or JPEG takes a few KB; a file claiming more than this is not
+// one of ours, and reading it would only let it make us allocate.
+constexpr uint64_t kMaxImageFileBytes = uint64_t{16} << 20;
+
 bool is_image_name(const std::string& name) {
   std::string ext = fs::path(name).extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(), ::tolower);
@@ -31,10 +35,23 @@ bool is_image_name(const std::string& name) {
 }
 
 // Decodes one image into the [3, 32, 32] planes at `out`.
+// The size is read from the header first: a header claiming 20000×20000
+// pixels is refused before stb would allocate for them.
 void decode_into(const std::vector<unsigned char>& bytes, const std::string& name, float* out) {
+  check(bytes.size() <= kMaxImageFileBytes, "cifar10: image {} has {} bytes, more than a 32×32 image needs", name,
+        bytes.size());
+  const int length = static_cast<int>(bytes.size());
+  // stb's reason is read after the call that failed (a call's arguments are
+  // evaluated in no fixed order), and may be missing.
+  auto cannot_decode = [&] {
+    const char* reason = stbi_failure_reason();
+    return Error(fmt::format("cifar10: cannot decode image {}: {}", name, reason != nullptr ? reason : "unknown"));
+  };
   int w = 0, h = 0, channels = 0;
-  unsigned char* pixels = stbi_load_from_memory(bytes.data(), static_cast<int>(bytes.size()), &w, &h, &channels, 3);
-  check(pixels != nullptr, "cifar10: cannot decode image {}: {}", name, stbi_failure_reason());
+  if (stbi_info_from_memory(bytes.data(), length, &w, &h, &channels) != 1) throw cannot_decode();
+  check(w == kSide && h == kSide, "cifar10: image {} is {}×{}, expected 32×32", name, w, h);
+  unsigned char* pixels = stbi_load_from_memory(bytes.data(), length, &w, &h, &channels, 3);
+  if (pixels == nullptr) throw cannot_decode();
   if (w != kSide || h != kSide) {
     stbi_image_free(pixels);
     throw Error(fmt::format("cifar10: image {} is {}×{}, expected 32×32", name, w, h));
@@ -50,22 +67,26 @@ using Encoded = std::map<std::pair<std::string, std::string>, std::vector<unsign
 Encoded collect_split(const std::string& root, const std::string& split) {
   Encoded files;
   if (fs::is_regular_file(root)) {
-    for_each_tar_gz_file(root, [&](const std::string& name, std::vector<unsigned char>& bytes) {
+    auto keep = [&](const std::string& name, std::vector<unsigned char>& bytes) {
       fs::path p(name);
       auto it = p.begin();
       if (it == p.end() || *it != split || !is_image_name(name)) return;
       std::vector<std::string> parts(p.begin(), p.end());
       if (parts.size() != 3) return;  // <split>/<class>/<file>
       files[{parts[1], parts[2]}] = std::move(bytes);
-    });
+    };
+    for_each_archive_file(root, keep, kMaxImageFileBytes);
   } else {
     const fs::path dir = fs::path(root) / split;
     if (!fs::is_directory(dir)) return files;
     for (const auto& cls : fs::directory_iterator(dir)) {
       if (!cls.is_directory()) continue;
       for (const auto& f : fs::directory_iterator(cls.path()))
-        if (f.is_regular_file() && is_image_name(f.path().string()))
+        if (f.is_regular_file() && is_image_name(f.path().string())) {
+          check(f.file_size() <= kMaxImageFileBytes, "cifar10: image {} has {} bytes, more than a 32×32 image needs",
+                f.path().string(), f.file_size());
           files[{cls.path().filename().string(), f.path().filename().string()}] = read_file(f.path().string());
+        }
     }
   }
   return files;
@@ -82,13 +103,15 @@ ImageSet read_binary_batches(const std::vector<std::string>& files) {
           "cifar10: {} has {} bytes, not a multiple of the {}-byte record size (1 label + 3072 pixels)", file,
           bytes.size(), kRecordBytes);
     check(!bytes.empty(), "cifar10: {} is empty", file);
+    for (size_t r = 0; r < bytes.size(); r += kRecordBytes)
+      check(bytes[r] < kClasses, "cifar10: {}: record {} has label {}, expected 0..9", file, r / kRecordBytes,
+            int(bytes[r]));
     all.insert(all.end(), bytes.begin(), bytes.end());
   }
   const int64_t count = static_cast<int64_t>(all.size()) / kRecordBytes;
   ImageSet set{Tensor::empty(Shape{count, kChannels, kSide, kSide}), std::vector<int32_t>(count)};
   for (int64_t i = 0; i < count; ++i) {
     const unsigned char* record = all.data() + i * kRecordBytes;
-    check(record[0] < kClasses, "cifar10: record {} has label {}, expected 0..9", i, int(record[0]));
     set.labels[i] = record[0];
     float* out = set.images.data() + i * kPixels;
     for (int64_t p = 0; p < kPixels; ++p) out[p] = record[1 + p];

@@ -1,6 +1,6 @@
 #pragma once
-// CIFAR-10 data: the official binary batches, image folders (plain or in a
-// .tar.gz), and a synthetic stand-in so the driver runs with no data at all.
+// CIFAR-10 data: the official binary batches, image folders (plain or in
+// an archive), and a synthetic stand-in so the driver runs with no data at all.
 //
 // Images are kept as floats in [N, 3, 32, 32] (channel planes, as the binary
 // format stores them) with pixel values 0..255 until preprocessing.
@@ -33,8 +33,10 @@ struct Splits {
 ImageSet read_binary_batches(const std::vector<std::string>& files);
 
 // Image folders <root>/<class>/*.png|jpg (classes sorted by name, files by
-// name), read with stb_image; every image must be 32×32 RGB. `root` may be a
-// directory or a .tar.gz holding <split>/<class>/... .
+// name), read with stb_image; every image must be 32×32 RGB (the size is
+// checked from the header before decoding). `root` may be a directory or an
+// archive (.tar, .tar.gz, .tar.xz, .zip, ...: experiments/common/archive.h)
+// holding <split>/<class>/... .
 ImageSet read_image_folder(const std::string& root, const std::string& split);
 
 // Puts folder-ordered images back into the official order: walk the labels of
@@ -50,7 +52,7 @@ ImageSet synthetic(int64_t count, uint64_t seed);
 // The splits for a --data argument:
 //   ""                          synthetic train / valid (and no test)
 //   dir with data_batch_*.bin   official batches; test_batch.bin if present
-//   dir or .tar.gz with train/  image folders; test/ if present; the official
+//   dir or archive with train/  image folders; test/ if present; the official
 //                               order is restored when a labels/ directory
 //                               sits beside the archive
 // Without an official test set, the last `valid_size` training images (in
