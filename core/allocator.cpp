@@ -1,5 +1,7 @@
 #include "core/allocator.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <bit>
 #include <cstdlib>
@@ -8,6 +10,8 @@
 #include <new>
 #include <unordered_map>
 #include <vector>
+
+#include "core/allocation_tags.h"
 
 namespace rg {
 
@@ -26,21 +30,55 @@ size_t padded_bytes(int64_t count) {
   return (bytes + quarter - 1) / quarter * quarter;
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kMapBlocks = false;  // let AddressSanitizer see every block
+#else
+constexpr bool kMapBlocks = true;
+#endif
+
+// Cached-size blocks (a multiple of 8 KB, so of the page size) come straight
+// from the system and go straight back.
+float* map_block(size_t bytes) {
+  if (!kMapBlocks) return static_cast<float*>(std::aligned_alloc(64, bytes));
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? nullptr : static_cast<float*>(p);
+}
+
+void unmap_block(float* p, size_t bytes) {
+  if (kMapBlocks) munmap(p, bytes);
+  else std::free(p);
+}
+
 struct Cache {
   using Age = std::list<std::pair<size_t, float*>>;  // oldest first, for eviction
   std::mutex mutex;
   std::unordered_map<size_t, std::vector<float*>> free_blocks;  // by size
   Age age;
   std::unordered_map<float*, Age::iterator> age_of;  // each free block's place in `age`
-  size_t cached_bytes = 0, live_bytes = 0, peak_live_bytes = 0, hits = 0, misses = 0;
+  size_t cached_bytes = 0, live_bytes = 0, peak_live_bytes = 0, hits = 0, misses = 0, evictions = 0;
+  CacheSettings settings;
 
   ~Cache() { drop_all(); }
 
-  size_t limit() const { return std::max(kCacheFloorBytes, peak_live_bytes); }
+  // BoundedTotal: the most live + cached may be. PeakSizedCache: the most
+  // cached alone may be.
+  size_t limit() const {
+    const double peak = static_cast<double>(peak_live_bytes);
+    const double scale = settings.policy == CachePolicy::BoundedTotal ? 1.0 + settings.headroom : 1.0;
+    return std::max(kCacheFloorBytes, static_cast<size_t>(peak * scale));
+  }
+
+  // Evicts the oldest free blocks until `incoming` more bytes fit under the
+  // limit (incoming: a block about to be cached, or 0 after a miss, whose
+  // bytes are already counted live).
+  void make_room(size_t incoming) {
+    const size_t held = settings.policy == CachePolicy::BoundedTotal ? live_bytes : 0;
+    while (!age.empty() && held + cached_bytes + incoming > limit()) evict_oldest();
+  }
 
   void drop_all() {
     for (auto& [size, blocks] : free_blocks)
-      for (float* p : blocks) std::free(p);
+      for (float* p : blocks) unmap_block(p, size);
     free_blocks.clear();
     age.clear();
     age_of.clear();
@@ -55,7 +93,8 @@ struct Cache {
     // sizes a program uses change, not in a steady training loop.
     std::erase(free_blocks[size], p);
     cached_bytes -= size;
-    std::free(p);
+    ++evictions;
+    unmap_block(p, size);
   }
 
   float* take(size_t bytes) {
@@ -85,32 +124,38 @@ Cache& cache() {
 
 }  // namespace
 
+namespace {
+
+float* allocate_cached_size(size_t bytes) {
+  Cache& c = cache();
+  std::lock_guard lock(c.mutex);
+  c.live_bytes += bytes;
+  c.peak_live_bytes = std::max(c.peak_live_bytes, c.live_bytes);
+  if (float* p = c.take(bytes)) {
+    ++c.hits;
+    return p;
+  }
+  ++c.misses;
+  c.make_room(0);  // a new block: older free ones go first if it would pass the bound
+  float* p = map_block(bytes);
+  if (!p) c.live_bytes -= bytes;
+  return p;
+}
+
+}  // namespace
+
 float* allocate_floats(int64_t count) {
   const size_t bytes = padded_bytes(count);
-  if (bytes >= kMinCachedBytes) {
-    Cache& c = cache();
-    std::lock_guard lock(c.mutex);
-    c.live_bytes += bytes;
-    c.peak_live_bytes = std::max(c.peak_live_bytes, c.live_bytes);
-    if (float* p = c.take(bytes)) {
-      ++c.hits;
-      return p;
-    }
-    ++c.misses;
-  }
-  auto* p = static_cast<float*>(std::aligned_alloc(64, bytes));
-  if (!p) {
-    if (bytes >= kMinCachedBytes) {
-      std::lock_guard lock(cache().mutex);
-      cache().live_bytes -= bytes;
-    }
-    throw std::bad_alloc();
-  }
+  float* p = bytes >= kMinCachedBytes ? allocate_cached_size(bytes)
+                                      : static_cast<float*>(std::aligned_alloc(64, bytes));
+  if (!p) throw std::bad_alloc();
+  if (allocation_tracking()) note_block_allocated(p, bytes);
   return p;
 }
 
 void release_floats(float* p, int64_t count) {
   if (!p) return;
+  if (allocation_tracking()) note_block_released(p);
   const size_t bytes = padded_bytes(count);
   if (bytes < kMinCachedBytes) {
     std::free(p);
@@ -119,14 +164,27 @@ void release_floats(float* p, int64_t count) {
   Cache& c = cache();
   std::lock_guard lock(c.mutex);
   c.live_bytes -= bytes;  // so limit() ≥ peak ≥ bytes: the block always fits once older ones go
-  while (c.cached_bytes + bytes > c.limit() && !c.age.empty()) c.evict_oldest();
+  c.make_room(bytes);
   c.put(p, bytes);
+}
+
+void set_cache_settings(const CacheSettings& settings) {
+  Cache& c = cache();
+  std::lock_guard lock(c.mutex);
+  c.settings = settings;
+  c.make_room(0);
+}
+
+CacheSettings cache_settings() {
+  Cache& c = cache();
+  std::lock_guard lock(c.mutex);
+  return c.settings;
 }
 
 AllocatorStats allocator_stats() {
   Cache& c = cache();
   std::lock_guard lock(c.mutex);
-  return {c.cached_bytes, c.live_bytes, c.peak_live_bytes, c.hits, c.misses};
+  return {c.cached_bytes, c.live_bytes, c.peak_live_bytes, c.hits, c.misses, c.evictions};
 }
 
 void release_cached_blocks() {
