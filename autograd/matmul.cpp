@@ -12,9 +12,18 @@
 //
 // Shapes: [M, K]·[K, N]; batched [B, M, K]·[B, K, N]; and [..., M, K]·[K, N],
 // where the leading axes of A fold into rows (one weight for every item).
+//
+// affine(x, W, b) = x·Wᵀ + b is a Linear layer's product and bias in one
+// node (db += Σ_rows G, the rest as above). The composed matmul(x, W, false,
+// true) + b kept the product as well as the sum, and its gradient as well as
+// the sum's: for the logits of a translation model, two extra [T·B, V]
+// tensors. It computes the same bits: the same GEMM, then the bias added to
+// each row; in backward the same reduction and the same GEMMs.
 #include "autograd/ops.h"
+#include "core/broadcast.h"
 #include "core/error.h"
 #include "core/gemm.h"
+#include "core/parallel.h"
 
 namespace rg {
 
@@ -86,6 +95,36 @@ Var matmul(const Var& a, const Var& b, bool trans_a, bool trans_b) {
     backward_products(d, trans_a, trans_b, n.inputs[0]->value.data(), n.inputs[1]->value.data(), n.grad.data(),
                       da ? da->data() : nullptr, fresh_a ? 0.0f : 1.0f, db ? db->data() : nullptr,
                       fresh_b ? 0.0f : 1.0f);
+  });
+}
+
+Var affine(const Var& x, const Var& weight, const Var& bias) {
+  check(x.defined() && weight.defined() && bias.defined(), "affine: undefined input");
+  check(weight.rank() == 2 && x.rank() >= 2 && x.dim(-1) == weight.dim(1) && bias.shape() == Shape{weight.dim(0)},
+        "affine: x {} must be [..., in], weight {} [out, in] and bias {} [out]", x.shape(), weight.shape(),
+        bias.shape());
+  const int64_t in = weight.dim(1), out = weight.dim(0);
+  const Dims d{1, x.numel() / std::max<int64_t>(in, 1), out, in};
+  Tensor y = Tensor::empty(x.shape().with(-1, out));
+  forward_product(d, false, true, x.value().data(), weight.value().data(), y.data());
+  const float* pb = bias.value().data();
+  float* py = y.data();
+  parallel_for(d.m, std::max<int64_t>(1, kGrainElementwise / std::max<int64_t>(out, 1)), [&](int64_t lo, int64_t hi) {
+    for (int64_t r = lo; r < hi; ++r)
+      for (int64_t j = 0; j < out; ++j) py[r * out + j] = py[r * out + j] + pb[j];
+  });
+  return tape().record("affine", std::move(y), {x, weight, bias}, [d](Node& n) {
+    bool fresh_bias = false;
+    if (Tensor* dbias = n.input_grad(2, fresh_bias)) {  // db += Σ_rows G
+      if (fresh_bias) dbias->fill(0.0f);
+      accumulate_reduced(*dbias, n.grad);
+    }
+    bool fresh_x = false, fresh_w = false;
+    Tensor* dx = n.input_grad(0, fresh_x);
+    Tensor* dw = n.input_grad(1, fresh_w);
+    backward_products(d, false, true, n.inputs[0]->value.data(), n.inputs[1]->value.data(), n.grad.data(),
+                      dx ? dx->data() : nullptr, fresh_x ? 0.0f : 1.0f, dw ? dw->data() : nullptr,
+                      fresh_w ? 0.0f : 1.0f);
   });
 }
 

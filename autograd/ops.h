@@ -79,6 +79,9 @@ Var max(const Var& x, int axis, bool keepdim = false);  // gradient to the first
 // trans_a / trans_b multiply by the transpose of the operand as stored
 // (a stored as [K, M] with trans_a), without copying it.
 Var matmul(const Var& a, const Var& b, bool trans_a = false, bool trans_b = false);
+// x [..., in] · weight [out, in]ᵀ + bias [out] → [..., out], a Linear layer's
+// product and bias as one node (saves only x and the weight).
+Var affine(const Var& x, const Var& weight, const Var& bias);
 
 // ---- shapes (shape_ops.cpp) ----
 Var reshape(const Var& x, const std::vector<int64_t>& dims);  // one dim may be -1

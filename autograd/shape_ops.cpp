@@ -41,7 +41,14 @@ Var reshape(const Var& x, const std::vector<int64_t>& dims) {
   check(shape.numel() == x.numel(), "reshape: cannot view {} ({} elements) as {} ({} elements)", x.shape(),
         x.numel(), shape, shape.numel());
   return tape().record("reshape", x.value().reshape(shape), {x}, [](Node& n) {
-    if (Tensor* dx = n.input_grad(0)) dx->add_(n.grad);
+    Node& in = *n.inputs[0];
+    if (!in.requires_grad) return;
+    if (!in.grad.defined() && tape().lean()) {  // the first gradient to arrive: a view of this one, not a copy
+      in.grad = n.grad.reshape(in.value.shape());
+      in.grad_borrowed = n.grad_borrowed;  // copied before anything adds into it, as the seed is
+      return;
+    }
+    in.grad_buffer().add_(n.grad);
   });
 }
 
@@ -188,8 +195,12 @@ Var slice(const Var& x, int axis, int64_t start, int64_t end) {
         axis, x.shape());
   const int64_t outer = x.shape().outer(a), inner = x.shape().inner(a);
   const int64_t in_row = len * inner, width = (end - start) * inner, skip = start * inner;
-  Tensor out = Tensor::empty(x.shape().with(a, end - start));
-  copy_blocks(x.value().data() + skip, in_row, out.data(), width, outer, width, false);
+  // An outer slice (one time step of [T, B, N]) is contiguous: a view, so the
+  // step's values are kept once, by the sequence, not again by every slice.
+  const bool as_view = outer == 1 && tape().lean();
+  Tensor out = as_view ? x.value().view(skip, x.shape().with(a, end - start))
+                       : Tensor::empty(x.shape().with(a, end - start));
+  if (!as_view) copy_blocks(x.value().data() + skip, in_row, out.data(), width, outer, width, false);
   return tape().record("slice", std::move(out), {x}, [outer, in_row, width, skip](Node& n) {
     if (Tensor* dx = n.input_grad(0)) copy_blocks(n.grad.data(), width, dx->data() + skip, in_row, outer, width, true);
   });

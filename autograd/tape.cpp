@@ -1,16 +1,24 @@
 #include "autograd/tape.h"
 
 #include <atomic>
+#include <string_view>
 
+#include "core/allocation_tags.h"
 #include "core/error.h"
 
 namespace rg {
 
 namespace {
 std::atomic<int64_t> g_next_id{1};
+
+// The tag (core/allocation_tags.h) of a gradient buffer allocated for `node`.
+const char* gradient_tag(const Node& node) {
+  return std::string_view(node.op) == "leaf" ? "parameter gradients" : "gradients";
 }
+}  // namespace
 
 Tensor& Node::grad_buffer() {
+  ScopedAllocationTag tag(gradient_tag(*this));
   if (!grad.defined()) grad = Tensor::zeros(value.shape());
   if (grad_borrowed) {  // copy on first write
     grad = grad.clone();
@@ -29,6 +37,7 @@ Tensor* Node::input_grad(size_t i, bool& assign) {
   assign = false;
   if (!in.requires_grad) return nullptr;
   if (!in.grad.defined()) {
+    ScopedAllocationTag tag(gradient_tag(in));
     in.grad = Tensor::empty(in.value.shape());
     assign = true;
     return &in.grad;
@@ -64,6 +73,7 @@ Var Tape::record(const char* op, Tensor value, std::initializer_list<Var> inputs
 }
 
 Var Tape::record(const char* op, Tensor value, const std::vector<Var>& inputs, BackwardFn backward) {
+  if (allocation_tracking()) claim_pending_blocks(op);  // what the forward allocated is this op's
   bool needs_grad = false;
   if (recording_)
     for (const Var& v : inputs) needs_grad = needs_grad || v.requires_grad();
@@ -84,10 +94,15 @@ Var Tape::record(const char* op, Tensor value, const std::vector<Var>& inputs, B
 void Tape::backward(const Var& loss) {
   check(loss.defined(), "backward: the loss is undefined");
   check(loss.numel() == 1, "backward: the loss must have one element, its shape is {}", loss.shape());
-  backward(loss, Tensor::ones(loss.shape()));
+  run_backward(loss, Tensor::ones(loss.shape()), lean());
 }
 
-void Tape::backward(const Var& output, const Tensor& output_grad) {
+void Tape::backward(const Var& output, const Tensor& output_grad) { run_backward(output, output_grad, false); }
+
+void Tape::run_backward(const Var& output, const Tensor& output_grad, bool release) {
+  check(!released_,
+        "backward: this tape's graph was released by an earlier backward from a loss; clear the tape "
+        "and run the forward pass again");
   check(output.defined(), "backward: the output is undefined");
   check(output_grad.shape() == output.shape(), "backward: gradient shape {} differs from output shape {}",
         output_grad.shape(), output.shape());
@@ -101,11 +116,13 @@ void Tape::backward(const Var& output, const Tensor& output_grad) {
     out.grad = output_grad;
     out.grad_borrowed = true;
   }
+  ScopedAllocationTag tag("backward workspace");
   for (size_t i = nodes_.size(); i-- > 0;) {
     Node& node = *nodes_[i];
-    if (!node.grad.defined() || !node.backward) continue;  // no gradient reached it
-    node.backward(node);
+    if (node.grad.defined() && node.backward) node.backward(node);  // else no gradient reached it
+    if (release) release_passed(i);
   }
+  released_ = release;
   // Intermediate gradients have done their job: release them, so a second
   // backward over the same tape propagates only its own seed (as PyTorch's
   // retain_graph does) and their memory returns before the tape is cleared.
@@ -116,7 +133,26 @@ void Tape::backward(const Var& output, const Tensor& output_grad) {
   }
 }
 
-void Tape::clear() { nodes_.clear(); }
+// Node i's backward has run (or was skipped) and every node that used it
+// comes later on the tape, so has run before it: nothing in this pass needs
+// its gradient, its backward function (and the tensors that keeps), or its
+// links to its inputs any more. Its value goes too unless someone outside
+// the tape still holds the node (a Var the caller kept, such as the loss);
+// the links are dropped first, so by the time the reverse loop reaches a
+// node, the nodes that used it no longer count.
+void Tape::release_passed(size_t i) {
+  Node& node = *nodes_[i];
+  node.backward = nullptr;
+  node.inputs.clear();
+  node.grad = Tensor();
+  node.grad_borrowed = false;
+  if (nodes_[i].use_count() == 1) node.value = Tensor();
+}
+
+void Tape::clear() {
+  nodes_.clear();
+  released_ = false;
+}
 
 std::string Tape::str() const {
   std::string out;

@@ -19,6 +19,17 @@
 
 namespace rg {
 
+// How much a step keeps alive. Lean (the default): backward(loss) releases,
+// as soon as the reverse loop has passed a node, its gradient, its backward
+// function with everything it saved, and its value (unless held outside the
+// tape), as PyTorch does without retain_graph, so the graph cannot be run
+// backward again before clear(); and the layers build the fused ops that
+// save less (affine for Linear, add_tanh and weighted_sum for attention).
+// BeforeIssue20: everything stays until clear(), only the intermediate
+// gradients go at the end of the pass, and the layers build the composed
+// ops; kept so the two can be timed against each other in one process.
+enum class StepMemory { Lean, BeforeIssue20 };
+
 class Tape {
  public:
   // The calling thread's tape.
@@ -33,9 +44,16 @@ class Tape {
   // Seeds d(loss)/d(loss) = 1 and runs every recorded backward in reverse.
   // Nodes that no gradient reached are skipped. Afterwards the gradients of
   // the recorded (intermediate) nodes are released; leaves keep theirs.
+  // What else is released, and when, is set by set_step_memory.
   void backward(const Var& loss);
   // The same from a non-scalar output, seeded with d(something)/d(output).
+  // This form keeps the graph (only intermediate gradients are released), so
+  // it can be run again with another seed, as gradient checks do.
   void backward(const Var& output, const Tensor& output_grad);
+
+  void set_step_memory(StepMemory mode) { step_memory_ = mode; }
+  StepMemory step_memory() const { return step_memory_; }
+  bool lean() const { return step_memory_ == StepMemory::Lean; }
 
   void clear();  // drop every recorded node
   size_t size() const { return nodes_.size(); }
@@ -46,8 +64,12 @@ class Tape {
 
  private:
   friend class NoGradGuard;
+  void run_backward(const Var& output, const Tensor& output_grad, bool release);
+  void release_passed(size_t i);
   std::vector<std::shared_ptr<Node>> nodes_;
   bool recording_ = true;
+  StepMemory step_memory_ = StepMemory::Lean;
+  bool released_ = false;  // a backward released the graph; only clear() may follow
 };
 
 // RAII: while alive, ops on this thread record nothing.

@@ -90,6 +90,12 @@ Tensor Tensor::reshape(const Shape& shape) const {
   return Tensor(data_, shape);
 }
 
+Tensor Tensor::view(int64_t offset, const Shape& shape) const {
+  check(offset >= 0 && offset + shape.numel() <= numel(), "view: elements [{}, {}) are outside {}", offset,
+        offset + shape.numel(), shape_);
+  return Tensor(std::shared_ptr<float[]>(data_, data_.get() + offset), shape);  // aliasing: owns all of data_
+}
+
 void Tensor::fill(float value) {
   float* p = data();
   parallel_for(numel(), kGrainElementwise, [&](int64_t lo, int64_t hi) {

@@ -48,6 +48,10 @@ class Tensor {
 
   Tensor clone() const;
   Tensor reshape(const Shape& shape) const;  // shares storage; numel must match
+  // Elements [offset, offset + shape.numel()) as a tensor of `shape` sharing
+  // this storage (a view: an outer slice, e.g. one time step of [T, B, N]).
+  // The view is aligned to 4 bytes only.
+  Tensor view(int64_t offset, const Shape& shape) const;
   bool shares_storage_with(const Tensor& other) const { return data_ == other.data_; }
 
   // In-place helpers used by kernels and optimizers.

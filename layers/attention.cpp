@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "autograd/attention_ops.h"
 #include "autograd/ops.h"
 #include "core/error.h"
 
@@ -82,7 +83,8 @@ AttentionOutput MLPAttention::forward(const Var& state, const Var& projected, co
         "MLPAttention: projected context {} must be [{}, {}, {}] (from precompute)", shape_or_undefined(projected),
         src, batch, hidden_size_);
   Var q = norm_state->forward(state_to_hidden->forward(state));                  // [B, A]
-  Var hidden = tanh(projected + reshape(q, {1, batch, hidden_size_}));           // [S, B, A]
+  Var q_row = reshape(q, {1, batch, hidden_size_});
+  Var hidden = tape().lean() ? add_tanh(projected, q_row) : tanh(projected + q_row);  // [S, B, A]
   Var scores = reshape(hidden_to_score->forward(hidden), {src, batch});          // [S, B]
   Var alpha;                                                                     // [S, B]
   if (!mask.defined()) {
@@ -101,7 +103,8 @@ AttentionOutput MLPAttention::forward(const Var& state, const Var& projected, co
     }
     alpha = masked_softmax(scores, blocked, 0);
   }
-  Var attended = sum(reshape(alpha, {src, batch, 1}) * context, 0);               // [B, C]
+  Var attended = tape().lean() ? weighted_sum(alpha, context)                      // [B, C]
+                                : sum(reshape(alpha, {src, batch, 1}) * context, 0);
   return {attended, alpha};
 }
 

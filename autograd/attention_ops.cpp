@@ -1,0 +1,121 @@
+// Fused ops of MLP attention; see attention_ops.h.
+//
+//   add_tanh      y = tanh(a + b)             dz = g · (1 − y²)
+//                                             da += Σ_broadcast dz,  db += Σ_broadcast dz
+//   weighted_sum  y[b, c] = Σ_s w[s, b] v[s, b, c]
+//                                             dv[s, b, c] += g[b, c] · w[s, b]
+//                                             dw[s, b]    += Σ_c g[b, c] · v[s, b, c]
+//
+// Saved for backward: add_tanh keeps y (its own value), weighted_sum only its
+// inputs, which the attention keeps anyway (the context for every step, the
+// weights as the softmax's output). Every product is rounded to float before
+// it is summed, in the same order as the composed ops (sum over axis 0, then
+// the broadcast reduction), so the fused ops give the same bits as
+// tanh(a + b) and sum(w ⊙ v, 0): the models' reference tests do not move.
+#include "autograd/attention_ops.h"
+
+#include <vector>
+
+#include "autograd/tape.h"
+#include "core/broadcast.h"
+#include "core/error.h"
+#include "core/fast_math.h"
+#include "core/parallel.h"
+
+namespace rg {
+
+Var add_tanh(const Var& a, const Var& b) {
+  check(a.defined() && b.defined(), "add_tanh: undefined input");
+  Tensor y = Tensor::empty(broadcast_shapes(a.shape(), b.shape(), "add_tanh"));
+  broadcast_binary(a.value(), b.value(), y, [](float p, float q) { return p + q; });
+  float* py = y.data();
+  parallel_for(y.numel(), kGrainHeavy, [&](int64_t lo, int64_t hi) {
+    float* out = py;
+#pragma omp simd
+    for (int64_t i = lo; i < hi; ++i) out[i] = fast_tanh(out[i]);
+  });
+  return tape().record("add_tanh", std::move(y), {a, b}, [](Node& n) {
+    // dz = g · (1 − y²), the gradient of the sum a + b.
+    Tensor dz = Tensor::empty(n.value.shape());
+    const float *pg = n.grad.data(), *pv = n.value.data();
+    float* pd = dz.data();
+    parallel_for(dz.numel(), kGrainHeavy, [&](int64_t lo, int64_t hi) {
+      const float *g = pg, *y = pv;
+      float* d = pd;
+#pragma omp simd
+      for (int64_t i = lo; i < hi; ++i) d[i] = g[i] * (1.0f - y[i] * y[i]);
+    });
+    for (size_t k = 0; k < 2; ++k) {
+      bool fresh = false;
+      Tensor* dx = n.input_grad(k, fresh);
+      if (!dx) continue;
+      if (dx->shape() == dz.shape()) {
+        if (fresh) dx->copy_from(dz);
+        else dx->add_(dz);
+      } else {  // broadcast input: sum dz over the axes it was repeated along
+        if (fresh) dx->fill(0.0f);
+        accumulate_reduced(*dx, dz);
+      }
+    }
+  });
+}
+
+Var weighted_sum(const Var& weights, const Var& values) {
+  check(weights.defined() && values.defined(), "weighted_sum: undefined input");
+  check(values.rank() == 3 && weights.shape() == Shape{values.dim(0), values.dim(1)},
+        "weighted_sum: weights {} must be [S, B] for values {} [S, B, C]", weights.shape(), values.shape());
+  const int64_t steps = values.dim(0), batch = values.dim(1), width = values.dim(2);
+  Tensor y = Tensor::zeros(Shape{batch, width});
+  const float *pw = weights.value().data(), *pv = values.value().data();
+  float* py = y.data();
+  // One batch item per task: y[b] = Σ_s (w[s, b] · v[s, b]), each product rounded first.
+  parallel_for(batch, std::max<int64_t>(1, kGrainElementwise / std::max<int64_t>(1, steps * width)),
+               [&](int64_t lo, int64_t hi) {
+                 std::vector<float> product(static_cast<size_t>(width));
+                 for (int64_t b = lo; b < hi; ++b) {
+                   float* row = py + b * width;
+                   for (int64_t s = 0; s < steps; ++s) {
+                     const float w = pw[s * batch + b];
+                     const float* v = pv + (s * batch + b) * width;
+                     for (int64_t c = 0; c < width; ++c) product[c] = w * v[c];
+                     for (int64_t c = 0; c < width; ++c) row[c] += product[c];
+                   }
+                 }
+               });
+  return tape().record("weighted_sum", std::move(y), {weights, values}, [steps, batch, width](Node& n) {
+    bool fresh_w = false, fresh_v = false;
+    Tensor* dw = n.input_grad(0, fresh_w);
+    Tensor* dv = n.input_grad(1, fresh_v);
+    const float *pg = n.grad.data(), *pw = n.inputs[0]->value.data(), *pv = n.inputs[1]->value.data();
+    float* pdw = dw ? dw->data() : nullptr;
+    float* pdv = dv ? dv->data() : nullptr;
+    parallel_for(batch, std::max<int64_t>(1, kGrainElementwise / std::max<int64_t>(1, steps * width)),
+                 [&](int64_t lo, int64_t hi) {
+                   std::vector<float> product(static_cast<size_t>(width));
+                   for (int64_t b = lo; b < hi; ++b) {
+                     const float* g = pg + b * width;
+                     for (int64_t s = 0; s < steps; ++s) {
+                       const int64_t at = s * batch + b;
+                       if (pdv) {  // dv[s, b] += g[b] · w[s, b]
+                         const float w = pw[at];
+                         float* d = pdv + at * width;
+                         for (int64_t c = 0; c < width; ++c) product[c] = g[c] * w;
+                         if (fresh_v)
+                           for (int64_t c = 0; c < width; ++c) d[c] = product[c];
+                         else
+                           for (int64_t c = 0; c < width; ++c) d[c] += product[c];
+                       }
+                       if (pdw) {  // dw[s, b] += Σ_c g[b, c] · v[s, b, c]
+                         const float* v = pv + at * width;
+                         for (int64_t c = 0; c < width; ++c) product[c] = g[c] * v[c];
+                         float acc = 0.0f;
+                         for (int64_t c = 0; c < width; ++c) acc += product[c];
+                         pdw[at] = fresh_w ? acc : pdw[at] + acc;
+                       }
+                     }
+                   }
+                 });
+  });
+}
+
+}  // namespace rg

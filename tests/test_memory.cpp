@@ -1,0 +1,141 @@
+// What a step keeps alive (issue 20): the allocator's bound, the tape's
+// release during backward, the fused ops against their composed forms, and
+// the allocation tags that bench_memory reports.
+#include <doctest/doctest.h>
+
+#include <memory>
+#include <vector>
+
+#include "autograd/attention_ops.h"
+#include "core/allocation_tags.h"
+#include "core/allocator.h"
+#include "rmsgrad.h"
+
+using namespace rg;
+
+namespace {
+
+size_t held_bytes() {
+  const AllocatorStats s = allocator_stats();
+  return s.live_bytes + s.cached_bytes;
+}
+
+// Values and gradients of f(a, b) under a fixed projection, with the tape in `mode`.
+struct Result {
+  Tensor value, da, db;
+};
+template <class F>
+Result run(StepMemory mode, const Tensor& a0, const Tensor& b0, F f) {
+  tape().set_step_memory(mode);
+  Var a = parameter(a0.clone()), b = parameter(b0.clone());
+  Var y = f(a, b);
+  Generator gen(5);
+  Var loss = sum(y * constant(uniform(y.shape(), -1.0f, 1.0f, gen)));
+  loss.backward();
+  Result r{y.value().clone(), a.grad().clone(), b.grad().clone()};
+  tape().clear();
+  tape().set_step_memory(StepMemory::Lean);
+  return r;
+}
+
+void check_same_bits(const Result& x, const Result& y) {
+  CHECK(x.value.to_vector() == y.value.to_vector());
+  CHECK(x.da.to_vector() == y.da.to_vector());
+  CHECK(x.db.to_vector() == y.db.to_vector());
+}
+
+}  // namespace
+
+TEST_CASE("allocator: live and cached blocks together stay within (1 + headroom) of the peak") {
+  release_cached_blocks();
+  set_cache_settings({CachePolicy::BoundedTotal, 0.25});
+  // A step of 24 blocks of one size, then steps of other sizes, as batches of
+  // new lengths would: the blocks of old sizes must go back to the system.
+  const size_t floor = kCacheFloorBytes;
+  size_t worst = 0;
+  for (int shape = 0; shape < 12; ++shape) {
+    const int64_t floats = (int64_t{8} << 20) / 4 + shape * (int64_t{3} << 18);  // 8 MB, 8.75 MB, ...
+    std::vector<float*> blocks;
+    for (int i = 0; i < 24; ++i) blocks.push_back(allocate_floats(floats));
+    worst = std::max(worst, held_bytes());
+    for (float* p : blocks) release_floats(p, floats);
+    worst = std::max(worst, held_bytes());
+  }
+  const AllocatorStats s = allocator_stats();
+  MESSAGE("peak live " << s.peak_live_bytes / (1 << 20) << " MB, most held " << worst / (1 << 20) << " MB, "
+                       << s.evictions << " blocks evicted");
+  CHECK(worst <= std::max(floor, static_cast<size_t>(1.25 * static_cast<double>(s.peak_live_bytes))));
+  CHECK(s.evictions > 0);
+  release_cached_blocks();
+}
+
+TEST_CASE("allocator: before issue 20 the free blocks alone could reach the peak") {
+  release_cached_blocks();
+  set_cache_settings({CachePolicy::PeakSizedCache, 0.0});
+  CHECK(cache_settings().policy == CachePolicy::PeakSizedCache);
+  const int64_t floats = (int64_t{96} << 20) / 4;
+  std::vector<float*> blocks;
+  for (int i = 0; i < 4; ++i) blocks.push_back(allocate_floats(floats));
+  for (float* p : blocks) release_floats(p, floats);
+  CHECK(allocator_stats().cached_bytes == 4 * (size_t{96} << 20));
+  set_cache_settings({});
+  release_cached_blocks();
+}
+
+TEST_CASE("backward releases what it has passed; values held outside the tape stay") {
+  tape().clear();
+  Var w = parameter(Tensor::ones(Shape{1000}));
+  std::weak_ptr<Node> hidden_node;
+  Var kept;
+  Var loss;
+  {
+    Var hidden = tanh(w * 2.0f);
+    hidden_node = hidden.node_ptr();
+    kept = exp(hidden);
+    loss = sum(kept);
+  }
+  loss.backward();
+  CHECK_FALSE(hidden_node.expired());                 // the tape still has the node ...
+  CHECK_FALSE(hidden_node.lock()->value.defined());   // ... but not its value
+  CHECK(kept.value().defined());                      // a Var the caller holds keeps its value
+  CHECK(loss.item() == doctest::Approx(1000.0f * std::exp(std::tanh(2.0f))));
+  CHECK_THROWS_AS(loss.backward(), Error);            // the graph is gone until clear()
+  tape().clear();
+  CHECK(w.grad().at({0}) == doctest::Approx(std::exp(std::tanh(2.0f)) * (1 - std::pow(std::tanh(2.0f), 2)) * 2));
+}
+
+TEST_CASE("fused ops give the bits of their composed forms") {
+  Generator gen(3);
+  const Tensor context = normal(Shape{7, 5, 12}, 0.0f, 1.0f, gen);
+  const Tensor row = normal(Shape{1, 5, 12}, 0.0f, 1.0f, gen);
+  SUBCASE("add_tanh") {
+    auto f = [](const Var& a, const Var& b) { return tape().lean() ? add_tanh(a, b) : tanh(a + b); };
+    check_same_bits(run(StepMemory::Lean, context, row, f), run(StepMemory::BeforeIssue20, context, row, f));
+  }
+  SUBCASE("weighted_sum") {
+    const Tensor weights = uniform(Shape{7, 5}, 0.0f, 1.0f, gen);
+    auto f = [](const Var& w, const Var& v) {
+      return tape().lean() ? weighted_sum(w, v) : sum(reshape(w, {w.dim(0), w.dim(1), 1}) * v, 0);
+    };
+    check_same_bits(run(StepMemory::Lean, weights, context, f), run(StepMemory::BeforeIssue20, weights, context, f));
+  }
+  SUBCASE("affine, through Linear's linear()") {
+    const Tensor weight = normal(Shape{9, 12}, 0.0f, 1.0f, gen);
+    Tensor bias = normal(Shape{9}, 0.0f, 1.0f, gen);
+    auto g = [&](const Var& x, const Var& w) { return linear(x, w, constant(bias)); };
+    check_same_bits(run(StepMemory::Lean, context, weight, g), run(StepMemory::BeforeIssue20, context, weight, g));
+  }
+}
+
+TEST_CASE("allocation tags charge a forward op's output to the op") {
+  set_allocation_tracking(true);
+  tape().clear();
+  Var w = parameter(Tensor::ones(Shape{64, 256}));  // 64 KB: tracked like any block
+  Var y = tanh(w);
+  bool found = false;
+  for (const TaggedBytes& t : allocation_breakdown().tags)
+    if (t.tag == "forward:tanh") found = t.live >= size_t{64} * 256 * 4;
+  CHECK(found);
+  tape().clear();
+  set_allocation_tracking(false);
+}
