@@ -240,7 +240,8 @@ int train(int argc, char** argv) {
 
   int64_t step = progress.step;
   run.begin_training(step);
-  if (step == 0) validate_and_save(0);
+  // The step-0 baseline; a run resumed from its step-0 checkpoint logged it already.
+  if (step == 0 && !run.resuming()) validate_and_save(0);
   ProgressBar bar(cfg.steps, "train");
   double interval_loss = 0.0;
   int64_t interval_seen = 0;

@@ -197,7 +197,8 @@ int train(int argc, char** argv) {
 
   int64_t step = progress.step;
   run.begin_training(step);
-  if (step == 0) evaluate_and_save(0);
+  // The step-0 baseline; a run resumed from its step-0 checkpoint logged it already.
+  if (step == 0 && !run.resuming()) evaluate_and_save(0);
   ProgressBar bar(total, "train");
   double interval_loss = 0.0;
   int64_t interval_wrong = 0, interval_seen = 0;

@@ -78,8 +78,13 @@ void save_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
     ::unlink(temp.c_str());
     throw;
   }
-  ::close(fd);
-  check(::rename(temp.c_str(), path.c_str()) == 0, "checkpoint {}: rename failed: {}", path, std::strerror(errno));
+  // Some file systems report a failed write only at close; then the old
+  // checkpoint stays, and the temporary file goes.
+  if (::close(fd) != 0 || ::rename(temp.c_str(), path.c_str()) != 0) {
+    const std::string reason = std::strerror(errno);
+    ::unlink(temp.c_str());
+    throw Error(fmt::format("checkpoint {}: cannot replace the checkpoint: {}", path, reason));
+  }
   // Persist the rename itself.
   int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
   if (dir_fd >= 0) {
@@ -129,12 +134,25 @@ Checkpoint load_checkpoint(const std::string& path) {
       auto offsets = entry.at("data_offsets").get<std::vector<uint64_t>>();
       check(offsets.size() == 2 && offsets[0] <= offsets[1], "checkpoint {}: tensor '{}' has bad data_offsets", path,
             name);
-      Shape shape(dims);
-      check(offsets[1] - offsets[0] == static_cast<uint64_t>(shape.numel()) * sizeof(float),
-            "checkpoint {}: tensor '{}' of shape {} needs {} bytes, its offsets span {}", path, name, shape,
-            shape.numel() * sizeof(float), offsets[1] - offsets[0]);
       check(offsets[1] <= data_size, "checkpoint {}: truncated: tensor '{}' ends at byte {} of a {}-byte data section",
             path, name, offsets[1], data_size);
+      // The shape may claim any element count; it must fit in the bytes the
+      // file holds before anything is allocated for it.
+      check(dims.size() <= static_cast<size_t>(Shape::kMaxRank), "checkpoint {}: tensor '{}' has rank {}, more than {}",
+            path, name, dims.size(), Shape::kMaxRank);
+      uint64_t count = 1;
+      for (int64_t d : dims) {
+        check(d >= 0, "checkpoint {}: tensor '{}' has a negative dimension {}", path, name, d);
+        const uint64_t size = static_cast<uint64_t>(d);
+        check(size == 0 || count <= data_size / sizeof(float) / size,
+              "checkpoint {}: tensor '{}' of shape {} needs more bytes than the {}-byte data section holds", path, name,
+              entry.at("shape").dump(), data_size);
+        count *= size;
+      }
+      Shape shape(dims);
+      check(offsets[1] - offsets[0] == count * sizeof(float),
+            "checkpoint {}: tensor '{}' of shape {} needs {} bytes, its offsets span {}", path, name, shape,
+            count * sizeof(float), offsets[1] - offsets[0]);
       ranges.emplace_back(offsets[0], offsets[1], name);
       Tensor t = Tensor::empty(shape);
       in.seekg(static_cast<std::streamoff>(data_start + offsets[0]));

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <iostream>
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -163,6 +164,28 @@ int print_error(const char* message) {
 
 // ---- the run directory ----
 
+namespace {
+
+// Writes a whole file through a temporary one renamed over it, so that a full
+// disk or a crash leaves the old file or the new one, never half of either.
+void write_replacing(const std::string& file, const std::string& text) {
+  const std::string temporary = file + ".tmp";
+  std::ofstream out(temporary, std::ios::trunc);
+  out << text;
+  out.close();  // flushes: a full disk shows up here, not after the rename
+  if (out.fail()) {
+    const std::string reason = std::strerror(errno);
+    std::error_code ignored;
+    fs::remove(temporary, ignored);
+    throw Error(fmt::format("cannot write '{}': {}", file, reason));
+  }
+  std::error_code ec;
+  fs::rename(temporary, file, ec);
+  check(!ec, "cannot replace '{}': {}", file, ec.message());
+}
+
+}  // namespace
+
 Run::Run(const CLI::App& app, const RunOptions& options)
     : dir_(options.out), resuming_(options.resume), created_(Clock::now()),
       uncaught_at_creation_(std::uncaught_exceptions()) {
@@ -172,14 +195,15 @@ Run::Run(const CLI::App& app, const RunOptions& options)
   check(!ec, "cannot create the run directory '{}': {}", dir_.string(), ec.message());
   check(fs::is_directory(dir_), "cannot use '{}' as the run directory: it exists and is not a directory", dir_.string());
 
-  const std::string log_path = path("train.log"), metrics_path = path("metrics.jsonl");
-  bool replacing = !resuming_ && fs::exists(metrics_path) && fs::file_size(metrics_path, ec) > 0;
-  log_.open(log_path, resuming_ ? std::ios::app : std::ios::trunc);
-  check(log_.is_open(), "cannot write '{}': {}", log_path, std::strerror(errno));
-  // A resumed run rewrites metrics.jsonl in begin_training; here only check it can.
-  metrics_.open(metrics_path, resuming_ ? std::ios::app : std::ios::trunc);
-  check(metrics_.is_open(), "cannot write '{}': {}", metrics_path, std::strerror(errno));
-  if (resuming_) metrics_.close();
+  // Nothing in the directory is changed yet (see run.h): only check that
+  // files can be created in it.
+  const fs::path probe = dir_ / fmt::format(".write-test-{}", ::getpid());
+  {
+    std::ofstream test(probe);
+    check(test.is_open(), "cannot write in the run directory '{}': {}", dir_.string(), std::strerror(errno));
+  }
+  fs::remove(probe, ec);
+  replacing_ = !resuming_ && fs::exists(path("metrics.jsonl")) && fs::file_size(path("metrics.jsonl"), ec) > 0;
 
   if (options.threads > 0) set_num_threads(options.threads);
 
@@ -190,11 +214,6 @@ Run::Run(const CLI::App& app, const RunOptions& options)
     std::ifstream in(path("config.json"));
     if (in) saved = json::parse(in, nullptr, /*allow_exceptions=*/false);
   }
-  {
-    std::ofstream config(path("config.json"), std::ios::trunc);
-    config << settings_json_ << '\n';
-    check(config.good(), "cannot write '{}': {}", path("config.json"), std::strerror(errno));
-  }
 
   // The header: every setting, fixed-width.
   size_t width = 0;
@@ -204,7 +223,7 @@ Run::Run(const CLI::App& app, const RunOptions& options)
   write_line(fmt::format("{:<{}}  {}", "threads", width, num_threads()), false);
   for (const auto& [name, value] : settings.items())
     write_line(fmt::format("{:<{}}  {}", "--" + name, width, display(value)), false);
-  if (replacing) note("replacing the logs of the run already in " + dir_.string() + " (--resume continues it)");
+  if (replacing_) note("replacing the logs of the run already in " + dir_.string() + " (--resume continues it)");
   if (saved.is_object())
     for (const auto& [name, value] : settings.items())
       if (name != "resume" && saved.contains(name) && saved[name] != value)
@@ -212,10 +231,34 @@ Run::Run(const CLI::App& app, const RunOptions& options)
 }
 
 Run::~Run() {
-  if (std::uncaught_exceptions() <= uncaught_at_creation_) return;
+  const bool by_error = std::uncaught_exceptions() > uncaught_at_creation_;
   try {
-    write_line("stopped by an error (the message follows on stderr)");
-  } catch (...) {
+    if (!files_open_) {
+      // Stopped before training began: by an error (a bad input, a bad
+      // checkpoint), leave the directory as it was; otherwise save the logs.
+      if (!by_error) open_files();
+      return;
+    }
+    if (by_error) write_line("stopped by an error (the message follows on stderr)");
+  } catch (const std::exception& e) {
+    print_error(e.what());
+  }
+}
+
+void Run::open_files() {
+  write_replacing(path("config.json"), settings_json_ + '\n');
+  const std::string log_path = path("train.log");
+  log_.open(log_path, resuming_ ? std::ios::app : std::ios::trunc);
+  check(log_.is_open(), "cannot write '{}': {}", log_path, std::strerror(errno));
+  files_open_ = true;
+  for (const std::string& line : pending_lines_) log_ << line << '\n';
+  pending_lines_.clear();
+  log_.flush();
+  check(log_.good(), "cannot write '{}': {}", log_path, std::strerror(errno));
+  // A resumed run rewrites metrics.jsonl in keep_metrics_up_to; a fresh one starts it empty.
+  if (!resuming_) {
+    metrics_.open(path("metrics.jsonl"), std::ios::trunc);
+    check(metrics_.is_open(), "cannot write '{}': {}", path("metrics.jsonl"), std::strerror(errno));
   }
 }
 
@@ -226,6 +269,7 @@ void Run::begin_training(int64_t step) {
   check(step >= 0, "Run::begin_training: step is {}", step);
   check(resuming_ || step == 0, "Run::begin_training: a fresh run starts at step 0, not {} (--resume continues a run)",
         step);
+  open_files();
   if (resuming_) keep_metrics_up_to(step);
   training_begun_ = true;
   clock_start_ = Clock::now();
@@ -236,7 +280,7 @@ void Run::begin_training(int64_t step) {
 }
 
 void Run::keep_metrics_up_to(int64_t step) {
-  const std::string file = path("metrics.jsonl"), temporary = file + ".tmp";
+  const std::string file = path("metrics.jsonl");
   std::vector<std::string> kept;
   int64_t later = 0, torn = 0;
   {
@@ -257,14 +301,9 @@ void Run::keep_metrics_up_to(int64_t step) {
       kept.push_back(line);
     }
   }
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    for (const std::string& line : kept) out << line << '\n';
-    check(out.good(), "cannot write '{}': {}", temporary, std::strerror(errno));
-  }
-  std::error_code ec;
-  fs::rename(temporary, file, ec);
-  check(!ec, "cannot replace '{}': {}", file, ec.message());
+  std::string text;
+  for (const std::string& line : kept) text += line + '\n';
+  write_replacing(file, text);
   metrics_.open(file, std::ios::app);
   check(metrics_.is_open(), "cannot write '{}': {}", file, std::strerror(errno));
   note(fmt::format("resumed at step {}: kept {} metrics lines, dropped {} after the checkpoint and {} torn", step,
@@ -353,6 +392,10 @@ void Run::write_line(const std::string& text, bool timestamp) {
                                : text;
   clear_progress_line();
   std::cout << line << '\n' << std::flush;
+  if (!files_open_) {
+    pending_lines_.push_back(std::move(line));
+    return;
+  }
   log_ << line << '\n';
   log_.flush();
   check(log_.good(), "cannot write '{}': {}", path("train.log"), std::strerror(errno));

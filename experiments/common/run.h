@@ -35,6 +35,14 @@
 //                  carried on across resumes.
 //   train.log      the same events (and notes) as fixed-width text, also echoed to stdout.
 //
+// Nothing in --out changes until training begins: the constructor only
+// checks that files can be written there and keeps its header lines (and any
+// note before begin_training) in memory. begin_training writes config.json,
+// opens train.log with the lines so far, and starts metrics.jsonl. A driver
+// that stops with an error before that — a bad --data file, a checkpoint that
+// does not load — leaves an earlier run's files exactly as they were. (A Run
+// destroyed without an error before training, as in a test, saves its files.)
+//
 // Resuming (--resume): train.log is appended to. metrics.jsonl is never
 // emptied: begin_training(S) keeps every line with step ≤ S, drops the lines
 // with step > S (the run had got further than its last checkpoint, and those
@@ -112,9 +120,10 @@ class Run {
  public:
   using Fields = std::vector<std::pair<std::string, double>>;  // extra metrics, by name
 
-  // Creates the run directory, sets the thread count, prints every setting and
-  // saves them to config.json, and opens the logs. Throws rg::Error naming the
-  // path when the directory cannot be created or written.
+  // Creates the run directory, sets the thread count and prints every
+  // setting (config.json and the logs are written from begin_training on).
+  // Throws rg::Error naming the path when the directory cannot be created or
+  // written.
   Run(const CLI::App& app, const RunOptions& options);
   ~Run();
   Run(const Run&) = delete;
@@ -153,6 +162,7 @@ class Run {
   void write_metrics(const std::string& json_line);
   void require_training_begun(const char* what) const;
   void keep_metrics_up_to(int64_t step);
+  void open_files();  // config.json, train.log (with the pending lines), metrics.jsonl
 
   std::filesystem::path dir_;
   bool resuming_ = false;
@@ -169,6 +179,9 @@ class Run {
   int64_t last_train_step_ = 0;
   double last_train_seconds_ = 0;
   int uncaught_at_creation_ = 0;
+  bool replacing_ = false;                 // a fresh run over an earlier run's logs
+  bool files_open_ = false;                // open_files has run
+  std::vector<std::string> pending_lines_;  // train.log lines from before open_files
 };
 
 }  // namespace rg

@@ -9,25 +9,13 @@
 // run that never stopped: every input to a step (weights, moments, dropout
 // and noise draws, the batch) is restored exactly, and the arithmetic is
 // deterministic. (With more threads, reductions may split differently.)
-#include <cstdint>
-#include <map>
 #include <string>
 
-#include "core/random.h"
-#include "experiments/common/batching.h"
+#include "experiments/common/training_progress.h"
 #include "layers/module.h"
 #include "optim/optimizer.h"
 
 namespace rg {
-
-struct TrainingProgress {
-  int64_t step = 0;   // optimizer steps completed
-  int64_t epoch = 0;
-  std::map<std::string, Generator*> generators;  // by name, e.g. "dropout", "noise"
-  BatchCursor* cursor = nullptr;                   // optional
-  double best_metric = 0.0;                        // e.g. best validation score so far
-  double train_seconds = 0.0;                      // training time so far
-};
 
 void save_training_checkpoint(const std::string& path, const Module& model, Optimizer& optimizer,
                               const TrainingProgress& progress, const std::string& config_json);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 
 #include "core/error.h"
 #include "experiments/common/npy.h"
@@ -42,10 +43,13 @@ CaptionCorpus read_corpus(const std::string& features_path, const std::vector<st
   if (files.size() == 1) {
     check(captions_per_image > 0, "order_embedding: captions per image must be positive, got {}", captions_per_image);
     const int64_t lines = static_cast<int64_t>(files[0].size());
-    check(lines == n * captions_per_image,
+    // Compared by division first: n · K could overflow for a K from the command line.
+    check(lines / captions_per_image == n && lines % captions_per_image == 0,
           "{}: {} lines, but the {} images of {} with {} captions each need {} (one file holds N·K lines grouped by "
           "image)",
-          caption_paths[0], lines, n, features_path, captions_per_image, n * captions_per_image);
+          caption_paths[0], lines, n, features_path, captions_per_image,
+          n > 0 && captions_per_image > std::numeric_limits<int64_t>::max() / n ? std::string("more than 2^63")
+                                                                                : std::to_string(n * captions_per_image));
     corpus.captions_per_image = captions_per_image;
     corpus.captions = std::move(files[0]);
   } else {

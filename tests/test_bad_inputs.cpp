@@ -1,0 +1,300 @@
+// The bad-input catalog (issue 26): malformed files and mistaken flags for
+// every driver — cifar10, order_embedding, attentive_reader, rnnsearch — each
+// run as a user would run it. Every entry must end with a non-zero exit, one
+// clear "error:" line saying what is wrong, and the run folder's earlier files
+// untouched (tests/bad_input_catalog.h). The suite also runs under
+// AddressSanitizer and UndefinedBehaviorSanitizer (.ci/run), where a reader
+// that reads out of bounds or overflows on these inputs fails it.
+#include <doctest/doctest.h>
+#include <stb/stb_image_write.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "archive_maker.h"
+#include "bad_input_catalog.h"
+#include "test_util.h"
+
+using rg::test::BadInput;
+
+namespace {
+
+const std::string kCifar = RG_CIFAR10_BIN, kOrder = RG_ORDER_EMBEDDING_BIN, kReader = RG_ATTENTIVE_READER_BIN,
+                  kTranslate = RG_RNNSEARCH_BIN;
+
+// ---- file makers ----
+
+std::string record(int label) {
+  std::string bytes(3073, '\x40');
+  bytes[0] = static_cast<char>(label);
+  return bytes;
+}
+
+std::string records(int count) {
+  std::string bytes;
+  for (int i = 0; i < count; ++i) bytes += record(i % 10);
+  return bytes;
+}
+
+std::string png(int width, int height) {
+  std::vector<unsigned char> pixels(static_cast<size_t>(width * height * 3), 128);
+  std::string out;
+  auto append = [](void* context, void* data, int size) {
+    static_cast<std::string*>(context)->append(static_cast<const char*>(data), static_cast<size_t>(size));
+  };
+  REQUIRE(stbi_write_png_to_func(append, &out, width, height, 3, pixels.data(), width * 3) != 0);
+  return out;
+}
+
+// A valid 32×32 PNG whose header then claims another size (stb skips CRCs).
+std::string png_claiming(uint32_t width, uint32_t height) {
+  std::string bytes = png(32, 32);
+  for (int i = 0; i < 4; ++i) {
+    bytes[16 + i] = static_cast<char>(width >> (24 - 8 * i));
+    bytes[20 + i] = static_cast<char>(height >> (24 - 8 * i));
+  }
+  return bytes;
+}
+
+// Ten class folders train/c0 … train/c9 holding `image` each.
+std::vector<std::pair<std::string, std::string>> ten_classes(const std::string& image, const std::string& root) {
+  std::vector<std::pair<std::string, std::string>> files;
+  for (int c = 0; c < 10; ++c) files.emplace_back(root + "train/c" + std::to_string(c) + "/a.png", image);
+  return files;
+}
+
+std::string archive_bytes(const std::string& kind, const rg::test::Members& members) {
+  return rg::test::make_archive(kind, members);
+}
+
+std::string npy(const std::string& dict, const std::string& payload) {
+  std::string header = dict;
+  header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
+  header += '\n';
+  std::string bytes = "\x93NUMPY\x01";
+  bytes += '\0';
+  bytes += static_cast<char>(header.size() & 0xFF);
+  bytes += static_cast<char>(header.size() >> 8);
+  return bytes + header + payload;
+}
+
+std::string f32s(int count) { return std::string(static_cast<size_t>(count) * 4, '\0'); }
+
+// safetensors bytes: the header's length (u64, little-endian), the header, the data.
+std::string safetensors(const std::string& header, const std::string& data = "") {
+  std::string bytes(8, '\0');
+  for (int i = 0; i < 8; ++i) bytes[static_cast<size_t>(i)] = static_cast<char>(uint64_t{header.size()} >> (8 * i));
+  return bytes + header + data;
+}
+
+// The header of a cifar10 training checkpoint: valid metadata with `change`
+// spliced in (a repeated key replaces the earlier one), then `tensors`.
+std::string cifar_header(const std::string& change, const std::string& tensors = "") {
+  return R"({"__metadata__":{"format":"rmsgrad training checkpoint 1","step":"1","epoch":"0","best_metric":"0",)"
+         R"("train_seconds":"1","rng.init":"7 0","rng.noise":"8 0",)"
+         R"("data_cursor":"{\"epoch\":0,\"position\":0,\"seed\":9,\"offset\":0}")" +
+         change + "}" + tensors + "}";
+}
+
+std::string gzip_garbage() { return std::string("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03", 10) + "this is not deflate"; }
+
+const std::string kCbtContext = [] {
+  std::string text;
+  for (int i = 1; i <= 20; ++i) text += std::to_string(i) + " Tom saw Alice by the river .\n";
+  return text;
+}();
+
+}  // namespace
+
+TEST_CASE("the bad-input catalog: every entry fails clearly and leaves the run folder alone") {
+  const std::string cifar_run = kCifar + " --width 0.1 --train-size 40 --batch 20 --valid-size 20 --zca off";
+  const std::string cifar_resume = cifar_run + " --resume --out {out}";
+  const std::string order_run = kOrder + " --out {out} --features {in}/f.npy --captions {in}/c.txt";
+  const std::string order_tiny = kOrder + " --synthetic-images 20 --synthetic-dim 8 --word-dim 4 --embed-dim 4";
+  const std::string babi = kReader + " --out {out} --format babi --data {in}/qa.txt";
+  const std::string cbt = kReader + " --out {out} --format cbt --data {in}/cbt.txt";
+  const std::string deepmind = kReader + " --out {out} --format deepmind --data {in}/questions";
+  const std::string parallel = kTranslate + " --out {out} --train-src {in}/s --train-tgt {in}/t --valid-src {in}/s "
+                               "--valid-tgt {in}/t";
+  const std::string translate = kTranslate + " --translate {in}/input.txt --out {out}";
+  const std::string npy_ok = npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", f32s(6));
+
+  const std::vector<BadInput> catalog = {
+      // ---- cifar10: data ----
+      {"cifar_missing_data", kCifar, "--out {out} --data {in}/nowhere", {}, "does not exist"},
+      {"cifar_batch_not_records", kCifar, "--out {out} --data {in}", {{"data_batch_1.bin", std::string(100, 'x')}},
+       "not a multiple of the 3073-byte record size"},
+      {"cifar_batch_bad_label", kCifar, "--out {out} --data {in}", {{"data_batch_1.bin", records(3) + record(10)}},
+       "has label 10, expected 0..9"},
+      {"cifar_batch_empty", kCifar, "--out {out} --data {in}", {{"data_batch_1.bin", ""}}, "is empty"},
+      {"cifar_batch_too_few", kCifar, "--out {out} --data {in} --valid-size 5", {{"data_batch_1.bin", records(2)}},
+       "2 training images cannot spare 5 for validation"},
+      {"cifar_test_batch_torn", kCifar, "--out {out} --data {in} --valid-size 5",
+       {{"data_batch_1.bin", records(30)}, {"test_batch.bin", records(2).substr(0, 5000)}},
+       "test_batch.bin has 5000 bytes"},
+      {"cifar_three_classes", kCifar, "--out {out} --data {in}",
+       {{"train/a/x.png", png(32, 32)}, {"train/b/x.png", png(32, 32)}, {"train/c/x.png", png(32, 32)}},
+       "has 3 class folders, expected 10"},
+      {"cifar_image_corrupt", kCifar, "--out {out} --data {in}", ten_classes("\x89PNG\r\n\x1a\n garbage", ""),
+       "cannot decode image"},
+      {"cifar_image_wrong_size", kCifar, "--out {out} --data {in}", ten_classes(png(8, 8), ""),
+       "is 8×8, expected 32×32"},
+      {"cifar_image_claims_huge", kCifar, "--out {out} --data {in}", ten_classes(png_claiming(20000, 10000), ""),
+       "is 20000×10000, expected 32×32"},
+      {"cifar_no_images", kCifar, "--out {out} --data {in}", {{"readme.txt", "nothing here\n"}}, "no images under"},
+      {"cifar_archive_unknown_format", kCifar, "--out {out} --data {in}/data.tar.gz",
+       {{"data.tar.gz", "\x01\x02\x03 not an archive"}}, "data.tar.gz: cannot read the archive"},
+      {"cifar_archive_truncated", kCifar, "--out {out} --data {in}/data.tar.gz",
+       {{"data.tar.gz", archive_bytes("tar.gz", ten_classes(png(32, 32), "")).substr(0, 200)}}, "data.tar.gz: cannot read"},
+      {"cifar_zip_wrong_size", kCifar, "--out {out} --data {in}/data.zip",
+       {{"data.zip", archive_bytes("zip", ten_classes(png(8, 8), ""))}}, "is 8×8, expected 32×32"},
+      {"cifar_archive_no_train", kCifar, "--out {out} --data {in}/data.tar.gz",
+       {{"data.tar.gz", archive_bytes("tar.gz", ten_classes(png(32, 32), "other/"))}}, "no images under"},
+      // ---- cifar10: flags ----
+      {"cifar_unknown_norm", kCifar, "--out {out} --norm groupnorm", {}, "--norm"},
+      {"cifar_negative_width", kCifar, "--out {out} --width -1", {}, "--width"},
+      {"cifar_zero_batch", kCifar, "--out {out} --batch 0", {}, "--batch"},
+      {"cifar_unknown_flag", kCifar, "--out {out} --learning-rate 0.1", {}, "--learning-rate"},
+      {"cifar_negative_threads", kCifar, "--out {out} --threads -1", {}, "--threads"},
+      {"cifar_zero_eps", kCifar, "--out {out} --eps 0", {}, "--eps"},
+      {"cifar_missing_config", kCifar, "--out {out} --config {in}/missing.toml", {}, "missing.toml"},
+      {"cifar_config_unknown_key", kCifar, "--out {out} --config {in}/c.toml", {{"c.toml", "colour = 3\n"}},
+       "unknown setting"},
+      {"cifar_config_bad_value", kCifar, "--out {out} --config {in}/c.toml", {{"c.toml", "width = \"wide\"\n"}},
+       "wide"},
+      {"cifar_out_is_a_file", kCifar, "--out {in}/afile/run", {{"afile", "a file, not a folder\n"}}, "run directory"},
+      // ---- cifar10: checkpoints on --resume ----
+      {"checkpoint_missing", cifar_resume, "", {}, "cannot open the file"},
+      {"checkpoint_too_short", cifar_resume, "", {{"out/checkpoint.safetensors", "abc"}}, "too short"},
+      {"checkpoint_header_too_long", cifar_resume, "",
+       {{"out/checkpoint.safetensors", std::string("\xff\xff\xff\xff\xff\xff\x00\x00{}", 10)}},
+       "exceeds the file size"},
+      {"checkpoint_header_not_json", cifar_resume, "", {{"out/checkpoint.safetensors", safetensors("{not json")}},
+       "not valid JSON"},
+      {"checkpoint_huge_shape", cifar_resume, "",
+       {{"out/checkpoint.safetensors",
+         safetensors(cifar_header("", R"(,"param.w":{"dtype":"F32","shape":[1099511627776,1099511627776],)"
+                                        R"("data_offsets":[0,4]})"),
+                     f32s(1))}},
+       "needs more bytes than"},
+      {"checkpoint_negative_dim", cifar_resume, "",
+       {{"out/checkpoint.safetensors",
+         safetensors(cifar_header("", R"(,"param.w":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]})"), f32s(1))}},
+       "negative dimension"},
+      {"checkpoint_f16", cifar_resume, "",
+       {{"out/checkpoint.safetensors",
+         safetensors(cifar_header("", R"(,"param.w":{"dtype":"F16","shape":[2],"data_offsets":[0,4]})"), f32s(1))}},
+       "only F32 is supported"},
+      {"checkpoint_offsets_past_end", cifar_resume, "",
+       {{"out/checkpoint.safetensors",
+         safetensors(cifar_header("", R"(,"param.w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]})"), f32s(1))}},
+       "truncated"},
+      {"checkpoint_overlap", cifar_resume, "",
+       {{"out/checkpoint.safetensors",
+         safetensors(cifar_header("", R"(,"param.a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                                        R"("param.b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]})"),
+                     f32s(3))}},
+       "overlap"},
+      {"checkpoint_foreign", cifar_resume, "", {{"out/checkpoint.safetensors", safetensors("{}")}},
+       "not a training checkpoint"},
+      {"checkpoint_bad_step", cifar_resume, "",
+       {{"out/checkpoint.safetensors", safetensors(cifar_header(R"(,"step":"12abc")"))}}, "is not a whole number"},
+      {"checkpoint_bad_seconds", cifar_resume, "",
+       {{"out/checkpoint.safetensors", safetensors(cifar_header(R"(,"train_seconds":"soon")"))}},
+       "is not a finite number"},
+      {"checkpoint_bad_cursor", cifar_resume, "",
+       {{"out/checkpoint.safetensors", safetensors(cifar_header(R"(,"data_cursor":"[]")"))}}, "data cursor state"},
+      {"checkpoint_other_model", cifar_resume, "",
+       {{"out/checkpoint.safetensors",
+         safetensors(cifar_header("", R"(,"param.bogus":{"dtype":"F32","shape":[1],"data_offsets":[0,4]})"),
+                     f32s(1))}},
+       "does not match the model"},
+      // ---- order_embedding ----
+      {"order_features_alone", kOrder, "--out {out} --features {in}/f.npy", {{"f.npy", npy_ok}}, "go together"},
+      {"order_not_npy", order_run, "", {{"f.npy", "just text\n"}, {"c.txt", "a\n"}}, "not an .npy file"},
+      {"order_npy_fortran", order_run, "",
+       {{"f.npy", npy("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", f32s(6))}, {"c.txt", "a\n"}},
+       "fortran_order is True"},
+      {"order_npy_3d", order_run, "",
+       {{"f.npy", npy("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2, 3), }", f32s(6))}, {"c.txt", "a\n"}},
+       "is not 2-D"},
+      {"order_npy_claims_2_40_rows", order_run, "",
+       {{"f.npy", npy("{'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776, 2048), }", f32s(6))},
+        {"c.txt", "a\n"}},
+       "data truncated"},
+      {"order_npy_float64", order_run, "",
+       {{"f.npy", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }", f32s(12))}, {"c.txt", "a\n"}},
+       "unsupported dtype '<f8'"},
+      {"order_npy_bad_header", order_run, "",
+       {{"f.npy", npy("{'descr': '<f4', 'shape': (2, 3", f32s(6))}, {"c.txt", "a\n"}},
+       "cannot parse the .npy header"},
+      {"order_npy_extra_bytes", order_run, "", {{"f.npy", npy_ok + "xx"}, {"c.txt", "a\n"}}, "extra bytes"},
+      {"order_caption_count", order_run + " --captions-per-image 5", "",
+       {{"f.npy", npy_ok}, {"c.txt", "a dog\na cat\na cow\n"}}, "3 lines, but the 2 images"},
+      {"order_captions_per_image_overflow", order_run + " --captions-per-image 9223372036854775807", "",
+       {{"f.npy", npy_ok}, {"c.txt", "a dog\na cat\n"}}, "more than 2^63"},
+      {"order_caption_no_word", order_run + " --captions-per-image 1", "",
+       {{"f.npy", npy_ok}, {"c.txt", "a dog\n\n"}}, "caption has no word"},
+      {"order_captions_missing", order_run, "", {{"f.npy", npy_ok}}, "no such file"},
+      {"order_captions_bad_utf8", order_run + " --captions-per-image 1", "",
+       {{"f.npy", npy_ok}, {"c.txt", "a dog\na \xff cat\n"}}, "invalid UTF-8"},
+      {"order_unknown_method", kOrder, "--out {out} --method euclid", {}, "--method"},
+      {"order_batch_of_one", kOrder, "--out {out} --batch 1", {}, "--batch"},
+      {"order_resume_torn_checkpoint", order_tiny + " --resume --out {out}", "",
+       {{"out/checkpoint.safetensors", safetensors("{\"__metadata__\":")}}, "not valid JSON"},
+      // ---- attentive_reader ----
+      {"babi_missing", babi, "", {}, "no such file"},
+      {"babi_empty", babi, "", {{"qa.txt", "\n\n"}}, "the file is empty"},
+      {"babi_starts_at_2", babi, "", {{"qa.txt", "2 Mary went home.\n3 Where is Mary?\thome\t2\n"}},
+       "the first story starts at line number 2, not 1"},
+      {"babi_numbers_jump", babi, "", {{"qa.txt", "1 Mary went home.\n2 John left.\n5 Where is Mary?\thome\t1\n"}},
+       "line number 5 after 2"},
+      {"babi_question_without_answer", babi, "", {{"qa.txt", "1 Mary went home.\n2 Where is Mary?\n"}},
+       "a question without a tab-separated answer"},
+      {"babi_line_without_number", babi, "", {{"qa.txt", "Mary went home.\n"}},
+       "does not start with a line number"},
+      {"babi_no_question", babi, "", {{"qa.txt", "1 Mary went home.\n2 John left.\n"}},
+       "without a question line"},
+      {"babi_bad_utf8", babi, "", {{"qa.txt", "1 Mary went \xc3\x28 home.\n"}}, "invalid UTF-8"},
+      {"cbt_numbering", cbt, "", {{"cbt.txt", "1 Tom ran .\n3 Tom sat .\n"}}, "line numbered 3 where 2 was expected"},
+      {"cbt_answer_not_candidate", cbt, "", {{"cbt.txt", kCbtContext + "21 XXXXX ran .\tBob\t\tTom|Alice\n"}},
+       "is not among the candidates"},
+      {"cbt_no_slot", cbt, "", {{"cbt.txt", kCbtContext + "21 Tom ran .\tTom\t\tTom|Alice\n"}}, "has no XXXXX"},
+      {"cbt_ends_mid_question", cbt, "", {{"cbt.txt", kCbtContext.substr(0, 60)}}, "the file ends after line"},
+      {"cbt_empty_candidate", cbt, "", {{"cbt.txt", kCbtContext + "21 XXXXX ran .\tTom\t\tTom||Alice\n"}},
+       "an empty candidate"},
+      {"deepmind_no_questions", deepmind, "", {{"questions/readme.txt", "none\n"}}, "no *.question files"},
+      {"deepmind_answer_not_entity", deepmind, "",
+       {{"questions/a.question", "url\n\n@entity1 ran .\n\n@placeholder ran\n\n@entity9\n\n@entity1:Tom\n"}},
+       "is not among the entity lines"},
+      {"deepmind_bad_entity_line", deepmind, "",
+       {{"questions/a.question", "url\n\n@entity1 ran .\n\n@placeholder ran\n\n@entity1\n\nTom is @entity1\n"}},
+       "malformed entity line"},
+      {"deepmind_no_placeholder", deepmind, "",
+       {{"questions/a.question", "url\n\n@entity1 ran .\n\nsomeone ran\n\n@entity1\n\n@entity1:Tom\n"}},
+       "the query has no @placeholder"},
+      {"deepmind_only_url", deepmind, "", {{"questions/a.question", "http://example.com\n"}}, "missing the context"},
+      {"reader_unknown_format", kReader, "--out {out} --format xml --data {in}/x", {}, "--format"},
+      {"reader_data_without_format", kReader, "--out {out} --data {in}/qa.txt", {{"qa.txt", "1 a.\n"}},
+       "--format synthetic takes no --data"},
+      {"reader_dropout_too_big", kReader, "--out {out} --dropout 1.5", {}, "--dropout"},
+      // ---- rnnsearch ----
+      {"mt_source_missing", parallel, "", {{"t", "a\n"}}, "no such file"},
+      {"mt_line_counts_differ", parallel, "", {{"s", "ein\nzwei\n"}, {"t", "one\n"}},
+       "a parallel corpus must align line by line"},
+      {"mt_bad_utf8", parallel, "", {{"s", "ein \xed\xa0\x80 hund\n"}, {"t", "a dog\n"}}, "invalid UTF-8"},
+      {"mt_corrupt_gzip", parallel, "", {{"s", gzip_garbage()}, {"t", "a dog\n"}}, "corrupt gzip data"},
+      {"mt_source_without_target", kTranslate, "--out {out} --train-src {in}/s", {{"s", "a\n"}}, "requires"},
+      {"mt_vocab_too_small", kTranslate, "--out {out} --vocab-size 5", {}, "--vocab-size"},
+      {"mt_beam_zero", kTranslate, "--out {out} --beam 0", {}, "--beam"},
+      {"mt_translate_no_model", translate, "", {{"input.txt", "ein hund\n"}}, "subword.model does not exist"},
+      {"mt_translate_corrupt_model", translate, "",
+       {{"input.txt", "ein hund\n"}, {"out/subword.model", "not a sentencepiece model"}}, "cannot load"},
+      {"mt_translate_bad_config_value", translate, "",
+       {{"input.txt", "ein hund\n"}, {"out/config.json", "{\"embed\": \"large\"}\n"}}, "config.json"},
+  };
+  CHECK(catalog.size() >= 50);
+  rg::test::TempDir root("bad_inputs");
+  for (const BadInput& entry : catalog) rg::test::check_bad_input(entry, root.path);
+}
