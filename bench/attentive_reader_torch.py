@@ -42,6 +42,7 @@ gradients are dense (torch's default, sparse=False).
 import argparse
 import json
 import math
+import resource
 import statistics
 import time
 
@@ -191,6 +192,11 @@ def make_batch(batch, doc_len, vocab, candidates):
     return document, doc_mask, query, query_mask, cands, padding, answers
 
 
+def peak_rss_mb():
+    """The process's peak resident size in MB (ru_maxrss is in KB on Linux), as bench_memory reports ours."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--norm", default="rmsnorm",
@@ -237,7 +243,8 @@ def main():
                       "doc_len": inputs[0].shape[0], "query_len": inputs[2].shape[0],
                       "candidates": args.candidates, "vocab": args.vocab, "embed": args.embed,
                       "hidden": args.hidden, "parameters": sum(p.numel() for p in params),
-                      "ms_per_step": round(statistics.median(times), 3), "ms_min": round(min(times), 3)}),
+                      "ms_per_step": round(statistics.median(times), 3), "ms_min": round(min(times), 3),
+                      "peak_rss_mb": peak_rss_mb()}),
           flush=True)
 
 

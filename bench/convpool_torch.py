@@ -33,6 +33,7 @@ import argparse
 import io
 import json
 import math
+import resource
 import statistics
 import tarfile
 import time
@@ -110,6 +111,11 @@ class ConvPoolCnnC(nn.Module):
         return self.dense_norm(self.dense(x.mean(dim=(2, 3))))
 
 
+def peak_rss_mb():
+    """The process's peak resident size in MB (ru_maxrss is in KB on Linux), as bench_memory reports ours."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
+
+
 def time_steps(args):
     """Median milliseconds of a training step on random images."""
     torch.manual_seed(0)
@@ -132,7 +138,8 @@ def time_steps(args):
         step()
         times.append((time.perf_counter() - start) * 1000.0)
     print(json.dumps({"impl": "torch", "norm": args.norm, "width": args.width, "batch": args.batch,
-                      "threads": args.threads, "step_ms": round(statistics.median(times), 2), "steps": args.steps}),
+                      "threads": args.threads, "step_ms": round(statistics.median(times), 2), "steps": args.steps,
+                      "peak_rss_mb": peak_rss_mb()}),
           flush=True)
 
 

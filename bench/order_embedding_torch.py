@@ -31,6 +31,7 @@ Adam lr 1e-3. The embedding gradient is dense (torch's default, sparse=False).
 import argparse
 import json
 import math
+import resource
 import statistics
 import time
 
@@ -130,6 +131,11 @@ def make_batch(batch, vocab, image_dim):
     return torch.from_numpy(tokens).long(), torch.from_numpy(mask), torch.from_numpy(images), max_len
 
 
+def peak_rss_mb():
+    """The process's peak resident size in MB (ru_maxrss is in KB on Linux), as bench_memory reports ours."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--norm", default="rmsnorm", choices=["none", "layernorm", "rmsnorm", "prmsnorm"])
@@ -177,7 +183,8 @@ def main():
     print(json.dumps({"impl": "torch", "norm": args.norm, "method": args.method, "threads": args.threads,
                       "batch": args.batch, "vocab": args.vocab, "emb": args.emb, "hidden": args.hidden,
                       "image_dim": args.image_dim, "max_len": max_len,
-                      "ms_per_step": round(statistics.median(times), 3), "ms_min": round(min(times), 3)}),
+                      "ms_per_step": round(statistics.median(times), 3), "ms_min": round(min(times), 3),
+                      "peak_rss_mb": peak_rss_mb()}),
           flush=True)
 
 

@@ -51,6 +51,7 @@ import argparse
 import json
 import math
 import os
+import resource
 import statistics
 import time
 
@@ -312,6 +313,11 @@ def check(directory):
                       "worst_grad_rel_diff": float(f"{worst:.3g}"), "worst_grad": worst_name}), flush=True)
 
 
+def peak_rss_mb():
+    """The process's peak resident size in MB (ru_maxrss is in KB on Linux), as bench_memory reports ours."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--norm", default="rmsnorm", choices=NORMS)
@@ -360,7 +366,8 @@ def main():
     print(json.dumps({"impl": "torch", "norm": args.norm, "threads": args.threads, "batch": args.batch,
                       "src_len": inputs[0].shape[0], "tgt_len": inputs[2].shape[0], "vocab": args.vocab,
                       "embed": args.embed, "hidden": args.hidden, "parameters": sum(p.numel() for p in params),
-                      "ms_per_step": round(statistics.median(times), 3), "ms_min": round(min(times), 3)}),
+                      "ms_per_step": round(statistics.median(times), 3), "ms_min": round(min(times), 3),
+                      "peak_rss_mb": peak_rss_mb()}),
           flush=True)
 
 

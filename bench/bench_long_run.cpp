@@ -1,0 +1,124 @@
+// Flat over long runs (issue 20 item 4, issue 26 item 6): trains one model
+// for thousands of steps on batches whose shape changes every step, the way
+// a translation driver's length-bucketed batches do, and checks that the
+// resident size stops growing after the warm-up and that the step time stays
+// constant.
+//
+// Each step draws a batch size and source and target lengths at random
+// (uniform in [batch/2, batch] and [len/4, len]); every --report steps it
+// prints one JSON line with the resident size (VmRSS), the allocator's cache,
+// and the median step time of the steps since the last line. At the end one
+// line sums up:
+//
+//   rss_after_warmup_mb   VmRSS after --warmup steps (by then the largest
+//                         shapes have been seen several times over)
+//   rss_end_mb            VmRSS after the last step
+//   growth_pct            (rss_end − rss_after_warmup) / rss_after_warmup
+//   ms_first, ms_last     median step time of the first and the last report window
+//   flat                  growth_pct < 1 and |ms_last / ms_first − 1| < 10%
+//
+// It exits with 1 when not flat. The defaults are a small RNNSearch (about
+// 10 ms a step) for 10,000 steps; --model reader varies the document length.
+//
+// Usage: bench_long_run [--model rnnsearch|reader] [--steps N] [--warmup W] [--report R]
+//                       [--batch B] [--len L] [--hidden H] [--vocab V] [--threads T] [--seed S]
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "bench/memory_models.h"
+#include "core/allocator.h"
+
+using namespace rg;
+
+namespace {
+
+double rss_mb() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+  return -1.0;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string model = "rnnsearch";
+  int64_t steps = 10000, warmup = 1000, report = 500, batch = 32, len = 30, hidden = 32, vocab = 500;
+  int threads = 1;
+  uint64_t seed = 7;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (a == "--model" && has_value) model = argv[++i];
+    else if (a == "--steps" && has_value) steps = std::stoll(argv[++i]);
+    else if (a == "--warmup" && has_value) warmup = std::stoll(argv[++i]);
+    else if (a == "--report" && has_value) report = std::stoll(argv[++i]);
+    else if (a == "--batch" && has_value) batch = std::stoll(argv[++i]);
+    else if (a == "--len" && has_value) len = std::stoll(argv[++i]);
+    else if (a == "--hidden" && has_value) hidden = std::stoll(argv[++i]);
+    else if (a == "--vocab" && has_value) vocab = std::stoll(argv[++i]);
+    else if (a == "--threads" && has_value) threads = std::stoi(argv[++i]);
+    else if (a == "--seed" && has_value) seed = std::stoull(argv[++i]);
+    else {
+      std::fprintf(stderr, "bench_long_run: unknown argument '%s' (see the top of bench/bench_long_run.cpp)\n",
+                   a.c_str());
+      return 2;
+    }
+  }
+  try {
+    check(model == "rnnsearch" || model == "reader", "bench_long_run: --model is rnnsearch or reader");
+    check(steps > warmup && warmup > 0 && report > 0 && batch >= 2 && len >= 4 && hidden > 0 && vocab > 4,
+          "bench_long_run: need steps > warmup > 0, report > 0, batch ≥ 2, len ≥ 4, hidden and vocab > 4");
+    set_num_threads(threads);
+    bench::MemorySizes z{batch, len, model == "reader" ? 20 : len, vocab, hidden, hidden};
+    bench::MemoryModel m = bench::make_memory_model(model, z, "rmsnorm");
+    Generator shapes(seed);
+    auto draw = [&](int64_t low, int64_t high) { return low + static_cast<int64_t>(shapes.randint(high - low + 1)); };
+
+    std::vector<double> window, first_window;
+    double rss_after_warmup = 0.0, ms_first = 0.0, ms_last = 0.0;
+    for (int64_t step = 1; step <= steps; ++step) {
+      const int64_t b = draw(batch / 2, batch), src = draw(len / 4, len), tgt = draw(len / 4, len);
+      m.reshape(b, src, model == "reader" ? 20 : tgt);
+      const auto start = std::chrono::steady_clock::now();
+      m.step();
+      window.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+      if (step == warmup) rss_after_warmup = rss_mb();
+      if (step % report == 0 || step == steps) {
+        const double ms = median(window);
+        if (ms_first == 0.0) ms_first = ms;
+        ms_last = ms;
+        std::printf("{\"step\": %lld, \"rss_mb\": %.1f, \"cached_mb\": %.1f, \"ms_per_step\": %.3f}\n",
+                    static_cast<long long>(step), rss_mb(),
+                    static_cast<double>(allocator_stats().cached_bytes) / (1024.0 * 1024.0), ms);
+        std::fflush(stdout);
+        window.clear();
+      }
+    }
+    const double rss_end = rss_mb();
+    const double growth = 100.0 * (rss_end - rss_after_warmup) / rss_after_warmup;
+    const bool flat = growth < 1.0 && std::fabs(ms_last / ms_first - 1.0) < 0.10;
+    std::printf("{\"impl\": \"rmsgrad\", \"model\": \"%s\", \"steps\": %lld, \"warmup\": %lld, \"batch\": %lld, "
+                "\"len\": %lld, \"hidden\": %lld, \"vocab\": %lld, \"threads\": %d, \"rss_after_warmup_mb\": %.1f, "
+                "\"rss_end_mb\": %.1f, \"growth_pct\": %.3f, \"ms_first\": %.3f, \"ms_last\": %.3f, \"flat\": %s}\n",
+                model.c_str(), static_cast<long long>(steps), static_cast<long long>(warmup),
+                static_cast<long long>(batch), static_cast<long long>(len), static_cast<long long>(hidden),
+                static_cast<long long>(vocab), threads, rss_after_warmup, rss_end, growth, ms_first, ms_last,
+                flat ? "true" : "false");
+    return flat ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_long_run: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,212 @@
+// What a training step of each paper model holds in memory (issue 20).
+//
+// For each model (bench/memory_models.h) at its benchmark sizes and at the
+// README's real-data sizes, one child process (this program run again with
+// --model and --sizes, so that every figure starts from a fresh process)
+// trains a few steps and prints one JSON line (--sizes worst: RNNSearch's
+// longest admissible batch, 80 × 80 subwords):
+//
+//   peak_rss_mb        the process's peak resident size (VmHWM in /proc/self/status)
+//   rss_mb             resident size after the last step (VmRSS)
+//   start_rss_mb       resident size before the model was built (program, libraries)
+//   peak_live_mb       the peak of live tensor bytes during the last step
+//   cached_mb          free blocks the allocator keeps after the last step
+//   held_at_peak       the live bytes at that peak by what holds them:
+//                      "forward:<op>" is what an op's forward left alive (its
+//                      output on the tape and whatever its backward keeps),
+//                      "gradients" the gradients of intermediate nodes,
+//                      "parameter gradients", "parameters", "optimizer state"
+//                      (Adam's moments, and the clipping's workspace), "inputs"
+//                      (the batch), "backward workspace" (temporaries of a
+//                      backward kernel), "pending" (allocated by a forward op
+//                      that had not yet recorded itself)
+//
+// --policy before sets the allocator and the tape to their behaviour before
+// issue 20 (cache the size of the peak beyond what is live; keep every node
+// until the tape is cleared; composed Linear and attention ops), to compare
+// both in one build. The "before" column of BENCHMARKS.md is the commit
+// before issue 20 itself, built with this file.
+//
+// --pairs P instead times the two behaviours against each other: two copies
+// of the model (same seeds, same batch) in one process, one trained with each
+// behaviour, their steps alternated A B, B A, ... for P pairs after two
+// warm-up rounds (bench/step_timing.h); it prints the median ratio of the
+// new step to the old one ("ratio", after ÷ before) and its 95% interval.
+//
+// Usage: bench_memory [--model rnnsearch|reader|order_embedding|convpool|all] [--sizes bench|real|worst|all]
+//                     [--norm N] [--threads T] [--steps S] [--policy after|before] [--pairs P]
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "bench/memory_models.h"
+#include "bench/step_timing.h"
+#include "core/allocator.h"
+
+extern char** environ;
+
+using namespace rg;
+
+namespace {
+
+// A field of /proc/self/status in MB ("VmHWM", "VmRSS").
+double status_mb(const std::string& field) {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind(field + ":", 0) == 0) return std::stod(line.substr(field.size() + 1)) / 1024.0;
+  return -1.0;
+}
+
+double mb(size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
+
+struct Flags {
+  std::string model = "all", sizes = "all", norm = "rmsnorm", policy = "after";
+  int threads = 1, steps = 3, pairs = 0;
+};
+
+// Runs one model in this process and prints its line.
+void measure(const Flags& f) {
+  const double start_rss = status_mb("VmRSS");
+#if __has_include("core/allocation_tags.h")
+  set_allocation_tracking(true);
+  if (f.policy == "before") {
+    set_cache_settings({CachePolicy::PeakSizedCache, 0.0});
+    tape().set_step_memory(StepMemory::BeforeIssue20);
+  }
+#else
+  check(f.policy == "before", "bench_memory: this build has only the allocator before issue 20");
+#endif
+  set_num_threads(f.threads);
+  const bench::MemorySizes z = bench::MemorySizes::named(f.sizes, f.model);
+  bench::MemoryModel m = bench::make_memory_model(f.model, z, f.norm);
+  for (int i = 0; i + 1 < f.steps; ++i) m.step();
+#if __has_include("core/allocation_tags.h")
+  reset_tracked_peak();
+#endif
+  m.step();
+
+  std::string held;
+#if __has_include("core/allocation_tags.h")
+  const AllocationBreakdown b = allocation_breakdown();
+  std::vector<TaggedBytes> tags = b.tags;
+  std::sort(tags.begin(), tags.end(), [](const TaggedBytes& x, const TaggedBytes& y) { return x.at_peak > y.at_peak; });
+  for (const TaggedBytes& t : tags)
+    if (t.at_peak > 0) held += fmt::format("{}\"{}\": {:.1f}", held.empty() ? "" : ", ", t.tag, mb(t.at_peak));
+  const double peak_live = mb(b.peak);
+#else
+  const double peak_live = mb(allocator_stats().peak_live_bytes);
+#endif
+  const AllocatorStats stats = allocator_stats();
+  std::printf("{\"impl\": \"rmsgrad\", \"model\": \"%s\", \"sizes\": \"%s\", \"policy\": \"%s\", \"norm\": \"%s\", "
+              "\"threads\": %d, \"batch\": %lld, \"src_len\": %lld, \"tgt_len\": %lld, \"parameters\": %lld, "
+              "\"steps\": %d, \"peak_rss_mb\": %.1f, \"rss_mb\": %.1f, \"start_rss_mb\": %.1f, "
+              "\"peak_live_mb\": %.1f, \"cached_mb\": %.1f, \"held_at_peak\": {%s}}\n",
+              f.model.c_str(), f.sizes.c_str(), f.policy.c_str(), f.norm.c_str(), f.threads,
+              static_cast<long long>(z.batch), static_cast<long long>(z.src_len), static_cast<long long>(z.tgt_len),
+              static_cast<long long>(m.parameters), f.steps, status_mb("VmHWM"), status_mb("VmRSS"), start_rss,
+              peak_live, mb(stats.cached_bytes), held.c_str());
+  std::fflush(stdout);
+}
+
+#if __has_include("core/allocation_tags.h")
+// Times the new behaviour (A) against the old (B), step by step in one process.
+void time_against_before(const Flags& f) {
+  set_num_threads(f.threads);
+  const bench::MemorySizes z = bench::MemorySizes::named(f.sizes, f.model);
+  bench::MemoryModel after = bench::make_memory_model(f.model, z, f.norm);
+  bench::MemoryModel before = bench::make_memory_model(f.model, z, f.norm);
+  auto with = [](StepMemory mode, CacheSettings cache, bench::MemoryModel& m) {
+    return [mode, cache, &m] {
+      set_cache_settings(cache);
+      tape().set_step_memory(mode);
+      m.step();
+    };
+  };
+  const bench::RoundTimes t = bench::time_rounds(
+      {with(StepMemory::Lean, CacheSettings{}, after),
+       with(StepMemory::BeforeIssue20, CacheSettings{CachePolicy::PeakSizedCache, 0.0}, before)},
+      2, f.pairs);
+  const bench::RatioSummary r = bench::summarize(t.times[0], t.times[1]);
+  std::printf("{\"impl\": \"rmsgrad\", \"model\": \"%s\", \"sizes\": \"%s\", \"norm\": \"%s\", \"threads\": %d, "
+              "\"pairs\": %d, \"after_ms\": %.3f, \"before_ms\": %.3f, \"ratio\": %.4f, \"ratio_lo95\": %.4f, "
+              "\"ratio_hi95\": %.4f, \"after_faster\": %d}\n",
+              f.model.c_str(), f.sizes.c_str(), f.norm.c_str(), f.threads, f.pairs, r.a_ms, r.b_ms, r.ratio, r.ratio_lo,
+              r.ratio_hi, r.a_faster);
+}
+#endif
+
+// Runs this program again for one model and size; returns its exit status.
+int run_child(const char* self, const Flags& f, const std::string& model, const std::string& sizes) {
+  std::vector<std::string> args = {self,       "--model",   model, "--sizes", sizes,
+                                   "--norm",   f.norm,      "--threads", std::to_string(f.threads),
+                                   "--steps",  std::to_string(f.steps), "--policy", f.policy,
+                                   "--pairs",  std::to_string(f.pairs)};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  if (posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv.data(), environ) != 0) return 1;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Flags f;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (a == "--model" && has_value) f.model = argv[++i];
+    else if (a == "--sizes" && has_value) f.sizes = argv[++i];
+    else if (a == "--norm" && has_value) f.norm = argv[++i];
+    else if (a == "--threads" && has_value) f.threads = std::stoi(argv[++i]);
+    else if (a == "--steps" && has_value) f.steps = std::stoi(argv[++i]);
+    else if (a == "--policy" && has_value) f.policy = argv[++i];
+    else if (a == "--pairs" && has_value) f.pairs = std::stoi(argv[++i]);
+    else {
+      std::fprintf(stderr, "bench_memory: unknown argument '%s' (usage: bench_memory [--model M|all] "
+                           "[--sizes bench|real|worst|all] [--norm N] [--threads T] [--steps S] [--policy after|before] "
+                           "[--pairs P])\n",
+                   a.c_str());
+      return 2;
+    }
+  }
+  try {
+    check(f.threads > 0 && f.steps > 0, "bench_memory: threads and steps must be positive");
+    check(f.policy == "after" || f.policy == "before", "bench_memory: --policy is after or before");
+    if (f.model != "all" && f.sizes != "all") {
+#if __has_include("core/allocation_tags.h")
+      if (f.pairs > 0) {
+        time_against_before(f);
+        return 0;
+      }
+#endif
+      measure(f);
+      return 0;
+    }
+    const std::vector<std::string> models =
+        f.model == "all" ? std::vector<std::string>{"rnnsearch", "reader", "order_embedding", "convpool"}
+                         : std::vector<std::string>{f.model};
+    const std::vector<std::string> sizes =
+        f.sizes == "all" ? std::vector<std::string>{"bench", "real"} : std::vector<std::string>{f.sizes};
+    int failures = 0;
+    for (const std::string& model : models)
+      for (const std::string& size : sizes) {
+        // ConvPool-CNN-C and the order-embedding model use their benchmark sizes in the README too.
+        if (size == "real" && (model == "convpool" || model == "order_embedding") && f.sizes == "all") continue;
+        failures += run_child(argv[0], f, model, size) != 0;
+      }
+    return failures == 0 ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_memory: %s\n", e.what());
+    return 1;
+  }
+}
