@@ -34,7 +34,9 @@
 namespace rg {
 
 inline constexpr size_t kMinCachedBytes = size_t{32} << 10;
-inline constexpr size_t kCacheFloorBytes = size_t{256} << 20;
+// Small enough that a small model's resident size is set by its own peak, not
+// by this floor filling up with blocks of every shape it has met.
+inline constexpr size_t kCacheFloorBytes = size_t{32} << 20;
 
 float* allocate_floats(int64_t count);  // uninitialised; count may be 0
 void release_floats(float* p, int64_t count);
