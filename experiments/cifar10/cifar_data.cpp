@@ -34,9 +34,27 @@ bool is_image_name(const std::string& name) {
   return ext == ".png" || ext == ".jpg" || ext == ".jpeg";
 }
 
-// Decodes one image into the [3, 32, 32] planes at `out`.
-// The size is read from the header first: a header claiming 20000×20000
-// pixels is refused before stb would allocate for them.
+// A PNG is a signature and chunks of [4-byte big-endian length, 4-byte type,
+// data, 4-byte CRC]. stb grows its buffer for the image data by each IDAT
+// chunk's claimed length before reading it, so a 342-byte file claiming a
+// 1.4 GB chunk made it allocate 1.4 GB (found by fuzz/image_folder_fuzzer).
+// Every claimed length must fit in the bytes that follow.
+void check_png_chunks(const std::vector<unsigned char>& bytes, const std::string& name) {
+  static constexpr unsigned char kSignature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+  if (bytes.size() < 8 || std::memcmp(bytes.data(), kSignature, 8) != 0) return;  // not a PNG
+  for (size_t at = 8; at + 8 <= bytes.size();) {
+    const uint64_t length = uint64_t{bytes[at]} << 24 | uint64_t{bytes[at + 1]} << 16 | uint64_t{bytes[at + 2]} << 8 |
+                            bytes[at + 3];
+    const uint64_t left = bytes.size() - at - 8;
+    check(length <= left, "cifar10: cannot decode image {}: a PNG chunk at byte {} claims {} bytes, {} are left", name,
+          at, length, left);
+    at += 8 + length + 4;
+  }
+}
+
+// Decodes one image into the [3, 32, 32] planes at `out`. The size is read
+// from the header first: a header claiming 20000×10000 pixels is refused
+// before stb would allocate for them.
 void decode_into(const std::vector<unsigned char>& bytes, const std::string& name, float* out) {
   check(bytes.size() <= kMaxImageFileBytes, "cifar10: image {} has {} bytes, more than a 32×32 image needs", name,
         bytes.size());
@@ -47,6 +65,7 @@ void decode_into(const std::vector<unsigned char>& bytes, const std::string& nam
     const char* reason = stbi_failure_reason();
     return Error(fmt::format("cifar10: cannot decode image {}: {}", name, reason != nullptr ? reason : "unknown"));
   };
+  check_png_chunks(bytes, name);
   int w = 0, h = 0, channels = 0;
   if (stbi_info_from_memory(bytes.data(), length, &w, &h, &channels) != 1) throw cannot_decode();
   check(w == kSide && h == kSide, "cifar10: image {} is {}×{}, expected 32×32", name, w, h);

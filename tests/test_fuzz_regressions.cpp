@@ -1,0 +1,73 @@
+// Every input a fuzzer (fuzz/) found a bug with, kept in
+// tests/fuzz_regressions/<target>/ and replayed here through the same reader
+// call as the harness of that target: it must now end in a clear rg::Error
+// (or be read), and the entries below say which error.
+//
+// To add one: copy build-fuzz/artifacts/<target>/<crash-…> into
+// tests/fuzz_regressions/<target>/<what it does>.<ext>, fix the reader, and
+// name the expected message in kExpected.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "core/error.h"
+#include "experiments/cifar10/cifar_data.h"
+#include "test_util.h"
+
+using namespace rg;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kRegressions = fs::path(RG_TEST_REFERENCE_DIR).parent_path() / "fuzz_regressions";
+
+// file name → a piece of the message its reader must give.
+const std::map<std::string, std::string> kExpected = {
+    {"idat-claims-1.4GB.png", "a PNG chunk at byte 33 claims 1442840775 bytes"},
+};
+
+std::string read_bytes(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The harnesses' reader calls (fuzz/<target>_fuzzer.cpp), on a file.
+void replay(const std::string& target, const fs::path& input, const fs::path& scratch) {
+  const std::string bytes = read_bytes(input);
+  if (target == "image_folder") {
+    for (int c = 0; c < 10; ++c) {
+      const fs::path dir = scratch / "images" / "train" / ("c" + std::to_string(c));
+      fs::create_directories(dir);
+      std::ofstream(dir / "image.png", std::ios::binary) << bytes;
+    }
+    cifar::load_splits((scratch / "images").string(), 1, 0, 0);
+    return;
+  }
+  FAIL("no replay for fuzz target ", target, " (add it to tests/test_fuzz_regressions.cpp)");
+}
+
+}  // namespace
+
+TEST_CASE("fuzz regressions: every input that once crashed a reader now gets a clear error") {
+  REQUIRE(fs::is_directory(kRegressions));
+  int replayed = 0;
+  for (const auto& target : fs::directory_iterator(kRegressions))
+    for (const auto& input : fs::directory_iterator(target.path())) {
+      const std::string name = input.path().filename().string();
+      CAPTURE(name);
+      test::TempDir scratch("fuzz_regression");
+      const std::string target_name = target.path().filename().string();
+      const std::string message = test::error_of([&] { replay(target_name, input.path(), scratch.path); });
+      const auto expected = kExpected.find(name);
+      REQUIRE(expected != kExpected.end());
+      CHECK(message.find(expected->second) != std::string::npos);
+      ++replayed;
+    }
+  CHECK(replayed == static_cast<int>(kExpected.size()));
+}
