@@ -18,8 +18,12 @@
 # The table's time columns come from paired timing of the model's steps
 # (scripts/paired_timing.sh: every norm fused and composed in one process;
 # PAIRED=0 skips it, and the table then says its times are from separate runs).
+# SEEDS="1 2 3" trains every norm once per seed: the table then gives each
+# metric's mean ± sd and the difference from LayerNorm paired by seed with its
+# 95% interval, and the figures a mean curve with a band (scripts/sweep.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/sweep.sh
 if [ $# -lt 1 ] || [[ "$1" == -* ]]; then
   echo "usage: scripts/attentive_reader_paper.sh OUT [--babi1] [attentive_reader flags ...]" >&2
   exit 2
@@ -36,15 +40,8 @@ for a in "$@"; do
 done
 norms=${NORMS:-"none layernorm rmsnorm prmsnorm batchnorm"}
 scripts/build.sh attentive_reader paper_table
-for norm in $norms; do
-  echo "== attentive_reader --norm $norm"
-  resume=()
-  [ -f "$out/$norm/checkpoint.safetensors" ] && resume=(--resume)
-  build/bin/attentive_reader --norm "$norm" --out "$out/$norm" "${resume[@]}" "${args[@]}"
-done
-scripts/paired_timing.sh reader "$out" "${args[@]}"
-paired=()
-[ -f "$out/paired.jsonl" ] && paired=(--paired "$out/paired.jsonl")
+train_every_norm attentive_reader "$out" "${args[@]}"
+time_in_pairs reader "$out" "${args[@]}"
 echo
 {
   echo "Table 6 (the last validation error; time: paired steps when timed, else per 0.1k training steps"

@@ -14,8 +14,12 @@
 # The table's time columns come from paired timing of the model's steps
 # (scripts/paired_timing.sh: every norm fused and composed in one process;
 # PAIRED=0 skips it, and the table then says its times are from separate runs).
+# SEEDS="1 2 3" trains every norm once per seed: the table then gives each
+# metric's mean ± sd and the difference from LayerNorm paired by seed with its
+# 95% interval, and the figures a mean curve with a band (scripts/sweep.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/sweep.sh
 if [ $# -lt 1 ] || [[ "$1" == -* ]]; then
   echo "usage: scripts/cifar10_paper.sh OUT [cifar10 flags ...]" >&2
   exit 2
@@ -24,15 +28,8 @@ out=$1
 shift
 norms=${NORMS:-"none layernorm rmsnorm prmsnorm batchnorm weightnorm"}
 scripts/build.sh cifar10 paper_table
-for norm in $norms; do
-  echo "== cifar10 --norm $norm"
-  resume=()
-  [ -f "$out/$norm/checkpoint.safetensors" ] && resume=(--resume)
-  build/bin/cifar10 --norm "$norm" --out "$out/$norm" "${resume[@]}" "$@"
-done
-scripts/paired_timing.sh convpool "$out" "$@"
-paired=()
-[ -f "$out/paired.jsonl" ] && paired=(--paired "$out/paired.jsonl")
+train_every_norm cifar10 "$out" "$@"
+time_in_pairs convpool "$out" "$@"
 echo
 build/bin/paper_table "$out" --metric error_pct --split valid,test --time epoch "${paired[@]}" | tee "$out/table.md"
 scripts/deps.sh python3-matplotlib

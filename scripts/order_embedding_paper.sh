@@ -19,8 +19,12 @@
 # The table's time columns come from paired timing of the model's steps
 # (scripts/paired_timing.sh: every norm fused and composed in one process;
 # PAIRED=0 skips it, and the table then says its times are from separate runs).
+# SEEDS="1 2 3" trains every norm once per seed: the table then gives each
+# metric's mean ± sd and the difference from LayerNorm paired by seed with its
+# 95% interval, and the figures a mean curve with a band (scripts/sweep.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/sweep.sh
 if [ $# -lt 1 ] || [[ "$1" == -* ]]; then
   echo "usage: scripts/order_embedding_paper.sh OUT [--multi30k] [order_embedding flags ...]" >&2
   exit 2
@@ -39,15 +43,8 @@ for a in "$@"; do
 done
 norms=${NORMS:-"none layernorm rmsnorm prmsnorm"}
 scripts/build.sh order_embedding paper_table
-for norm in $norms; do
-  echo "== order_embedding --norm $norm"
-  resume=()
-  [ -f "$out/$norm/checkpoint.safetensors" ] && resume=(--resume)
-  build/bin/order_embedding --norm "$norm" --out "$out/$norm" "${resume[@]}" "${args[@]}"
-done
-scripts/paired_timing.sh order_embedding "$out" "${args[@]}"
-paired=()
-[ -f "$out/paired.jsonl" ] && paired=(--paired "$out/paired.jsonl")
+train_every_norm order_embedding "$out" "${args[@]}"
+time_in_pairs order_embedding "$out" "${args[@]}"
 echo
 {
   echo "Table 7 (test, the model selected on validation R@1+R@5+R@10 of image retrieval):"

@@ -12,8 +12,11 @@ comma-separated lists to draw panels side by side, like the paper's figures
 The x axis is the step, the training time (--x time: the runs' time_sec, which
 excludes evaluation) or the epoch (--x epoch: an "epoch" field the driver logs).
 Each run is labelled by its config.json's "norm", else by its directory name
-(--label dir, or --label KEY for any config key). The format follows the
-output's extension (.png, .svg, .pdf). Needs Debian's python3-matplotlib.
+(--label dir, or --label KEY for any config key). Runs that share a label and
+differ only in their config's "seed" (a paper script's SEEDS="1 2 3") are drawn
+as one mean curve with a band of ± one standard deviation across the seeds.
+The format follows the output's extension (.png, .svg, .pdf). Needs Debian's
+python3-matplotlib.
 """
 import argparse
 import json
@@ -72,7 +75,7 @@ def read_config(run):
         return {}
 
 
-def run_labels(runs, label_key):
+def base_labels(runs, label_key):
     labels = []
     for run in runs:
         config = read_config(run)
@@ -82,9 +85,41 @@ def run_labels(runs, label_key):
             labels.append(str(config["norm"]) if "norm" in config else run.name)
         else:
             labels.append(f"{label_key}={config[label_key]}" if label_key in config else run.name)
+    return labels
+
+
+def seed_groups(runs, labels):
+    """{label: [runs]} for labels whose runs differ only in seed (each with a distinct config seed)."""
+    groups = {}
+    for run, label in zip(runs, labels):
+        groups.setdefault(label, []).append(run)
+    seeded = {}
+    for label, members in groups.items():
+        seeds = [read_config(run).get("seed") for run in members]
+        if len(members) > 1 and None not in seeds and len(set(seeds)) == len(seeds):
+            seeded[label] = members
+    return seeded
+
+
+def run_labels(labels, runs):
     # Two runs with the same setting: tell them apart by directory.
     return [f"{label} ({run.name})" if labels.count(label) > 1 and label != run.name else label
             for label, run in zip(labels, runs)]
+
+
+def mean_band(curves):
+    """Mean x, mean y and the y's standard deviation, point by point over the
+    curves' common length (the runs of one norm log at the same steps)."""
+    n = min(len(xs) for xs, _ in curves)
+    mx, my, sd = [], [], []
+    for i in range(n):
+        xs = [c[0][i] for c in curves]
+        ys = [c[1][i] for c in curves]
+        m = sum(ys) / len(ys)
+        mx.append(sum(xs) / len(xs))
+        my.append(m)
+        sd.append((sum((y - m) ** 2 for y in ys) / (len(ys) - 1)) ** 0.5)
+    return mx, my, sd
 
 
 def curve(lines, split, metric, x_field, smooth):
@@ -137,26 +172,39 @@ def main():
         fail(f"--out {args.out}: the extension must be .png, .svg or .pdf")
 
     runs = find_runs(args.runs)
-    labels = run_labels(runs, args.label)
+    bases = base_labels(runs, args.label)
+    seeded = seed_groups(runs, bases)
+    labels = run_labels(bases, runs)
     metrics_of = {run: read_metrics(run) for run in runs}
     x_field = X_FIELDS[args.x]
 
     figure, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.0), squeeze=False)
     drawn = 0
     for ax, (metric, split) in zip(axes[0], panels):
-        curves = []
-        for run, label in zip(runs, labels):
+        curves, bands = [], {}
+        for run, base, label in zip(runs, bases, labels):
             xs, ys = curve(metrics_of[run], split, metric, x_field, args.smooth)
+            if base in seeded and xs:
+                bands.setdefault(base, []).append((xs, ys))
+                continue
             if not xs:
                 print(f"warning: {run} has no '{metric}' on {split} lines with '{x_field}'; not drawn",
                       file=sys.stderr)
                 continue
             curves.append((xs, ys, label))
+        for base, members in bands.items():
+            mx, my, sd = mean_band(members)
+            curves.append((mx, my, f"{base} (mean ± sd of {len(members)} seeds)", sd))
+        curves = [c if len(c) == 4 else (*c, None) for c in curves]
         x_unit, x_label = (1.0, args.x)
         if args.x == "time" and curves:
-            x_unit, x_label = time_scale(max(max(xs) for xs, _, _ in curves))
-        for xs, ys, label in curves:
-            ax.plot([x / x_unit for x in xs], ys, label=label, linewidth=1.4)
+            x_unit, x_label = time_scale(max(max(c[0]) for c in curves))
+        for xs, ys, label, sd in curves:
+            scaled = [x / x_unit for x in xs]
+            line, = ax.plot(scaled, ys, label=label, linewidth=1.4)
+            if sd is not None:
+                ax.fill_between(scaled, [y - s for y, s in zip(ys, sd)], [y + s for y, s in zip(ys, sd)],
+                                color=line.get_color(), alpha=0.2, linewidth=0)
             drawn += 1
         ax.set_xlabel(x_label)
         ax.set_ylabel(f"{split} {metric}")

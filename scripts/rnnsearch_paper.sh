@@ -19,8 +19,12 @@
 # The table's time columns come from paired timing of the model's steps
 # (scripts/paired_timing.sh: every norm fused and composed in one process;
 # PAIRED=0 skips it, and the table then says its times are from separate runs).
+# SEEDS="1 2 3" trains every norm once per seed: the table then gives each
+# metric's mean ± sd and the difference from LayerNorm paired by seed with its
+# 95% interval, and the figures a mean curve with a band (scripts/sweep.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/sweep.sh
 if [ $# -lt 1 ] || [[ "$1" == -* ]]; then
   echo "usage: scripts/rnnsearch_paper.sh OUT [--multi30k] [rnnsearch flags ...]" >&2
   exit 2
@@ -44,15 +48,8 @@ for a in "$@"; do
 done
 norms=${NORMS:-"none layernorm rmsnorm prmsnorm"}
 scripts/build.sh rnnsearch paper_table
-for norm in $norms; do
-  echo "== rnnsearch --norm $norm"
-  resume=()
-  [ -f "$out/$norm/checkpoint.safetensors" ] && resume=(--resume)
-  build/bin/rnnsearch --norm "$norm" --out "$out/$norm" "${resume[@]}" "${args[@]}"
-done
-scripts/paired_timing.sh rnnsearch "$out" "${args[@]}"
-paired=()
-[ -f "$out/paired.jsonl" ] && paired=(--paired "$out/paired.jsonl")
+train_every_norm rnnsearch "$out" "${args[@]}"
+time_in_pairs rnnsearch "$out" "${args[@]}"
 echo
 {
   echo "Tables 2–3 (BLEU: sacreBLEU's default, cased, detokenised; validation BLEU is the last validation,"

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "experiments/common/results_table.h"
+#include "experiments/common/seed_statistics.h"
 #include "test_util.h"
 
 using namespace rg;
@@ -72,13 +73,14 @@ TEST_CASE("the table shows the final metric, the median time and the speedup aga
   CHECK(ln.metric[0] == doctest::Approx(12.25));  // valid error_pct
   CHECK(ln.metric[1] == doctest::Approx(1.1));    // valid loss, from the last valid line
   CHECK(std::isnan(ln.metric[2]));
-  CHECK(results_table(dirs, options).rfind("| norm      | valid error_pct | valid loss | test error_pct | test loss |", 0) ==
-        0);
+  CHECK(results_table(dirs, options)
+            .rfind("| norm      | valid error_pct | valid loss | test error_pct | test loss |", 0) == 0);
 }
 
 TEST_CASE("bad run directories are named in the error") {
   TempDir tmp("table");
-  CHECK_THROWS_WITH_AS(find_run_dirs({(tmp.path / "missing").string()}), doctest::Contains("is not a directory"), Error);
+  CHECK_THROWS_WITH_AS(find_run_dirs({(tmp.path / "missing").string()}), doctest::Contains("is not a directory"),
+                       Error);
   CHECK_THROWS_WITH_AS(find_run_dirs({tmp.path.string()}), doctest::Contains("holds no run"), Error);
   fs::create_directories(tmp.path / "r");
   std::ofstream(tmp.path / "r" / "metrics.jsonl") << "{\"step\": 1, \"split\": \"train\"}\nnot json\n";
@@ -105,9 +107,9 @@ TEST_CASE("paired timing: the time columns come from bench_norm_impl's lines, an
   options.paired = &paired;
   const std::string table = results_table(find_run_dirs({tmp.path.string()}), options);
   CHECK(table.find("ms per step (fused, paired)") != std::string::npos);
-  CHECK(table.find("1.0% (-1.0 to 3.0)") != std::string::npos);   // fused RMSNorm: 1 − 0.99, interval 1 − [1.01, 0.97]
-  CHECK(table.find("20.0% (15.0 to 25.0)") != std::string::npos); // composed RMSNorm
-  CHECK(table.find("s per 1k steps") == std::string::npos);      // the runs' own times are not shown
+  CHECK(table.find("1.0% (-1.0 to 3.0)") != std::string::npos);  // fused RMSNorm: 1 − 0.99, interval 1 − [1.01, 0.97]
+  CHECK(table.find("20.0% (15.0 to 25.0)") != std::string::npos);  // composed RMSNorm
+  CHECK(table.find("s per 1k steps") == std::string::npos);        // the runs' own times are not shown
   const std::string text = paired_timing_explanation(paired);
   CHECK(text.find("RMSNorm's step is 20.0% faster than LayerNorm's (95% interval 15.0 to 25.0%)") != std::string::npos);
   CHECK(text.find("RMSNorm's step is as fast as LayerNorm's within the noise") != std::string::npos);
@@ -118,4 +120,36 @@ TEST_CASE("paired timing: the time columns come from bench_norm_impl's lines, an
         fmt::format("paired timing: {} line 1 is not a bench_norm_impl line", bad));
   CHECK(test::error_of([&] { read_paired_timing(tmp.file("missing.jsonl")); }) ==
         fmt::format("paired timing: cannot read {}", tmp.file("missing.jsonl")));
+}
+
+TEST_CASE("several seeds of a norm make one row: mean ± sd, and the difference from LayerNorm paired by seed") {
+  TempDir tmp("table_seeds");
+  // Errors by seed: LayerNorm 10, 12, 14; RMSNorm 9, 12, 12 → differences −1, 0, −2.
+  const double layernorm[] = {10, 12, 14}, rmsnorm[] = {9, 12, 12};
+  for (int seed = 1; seed <= 3; ++seed) {
+    for (const char* norm : {"layernorm", "rmsnorm"}) {
+      const fs::path dir = tmp.path / fmt::format("{}-seed{}", norm, seed);
+      write_run(dir, norm, 100.0, std::string(norm) == "layernorm" ? layernorm[seed - 1] : rmsnorm[seed - 1]);
+      std::ofstream(dir / "config.json") << "{\"norm\": \"" << norm << "\", \"seed\": " << seed << "}\n";
+    }
+  }
+  TableOptions options;
+  options.metrics = {"error_pct"};
+  const std::string table = results_table(find_run_dirs({tmp.path.string()}), options);
+  CAPTURE(table);
+  CHECK(table.find("valid error_pct (mean ± sd)") != std::string::npos);
+  CHECK(table.find("| seeds |") != std::string::npos);
+  CHECK(table.find("12.00 ± 2.00") != std::string::npos);  // LayerNorm: mean 12, sd 2
+  CHECK(table.find("11.00 ± 1.73") != std::string::npos);  // RMSNorm: mean 11, sd √3
+  // Mean difference −1, sd 1, t(0.975, 2) = 4.303: −1 ± 4.303/√3 = −1 ± 2.484.
+  CHECK(table.find("-1.00 (-3.48 to +1.48)") != std::string::npos);
+
+  CHECK(student_t_975(1) == doctest::Approx(12.706));
+  CHECK(student_t_975(4) == doctest::Approx(2.776));
+  const PairedDifference one = paired_difference({1.0}, {3.0});
+  CHECK(one.mean == -2.0);
+  CHECK(std::isnan(one.low));
+  const MeanAndSpread s = mean_and_spread({1.0, std::nan(""), 3.0});
+  CHECK(s.n == 2);
+  CHECK(s.mean == 2.0);
 }

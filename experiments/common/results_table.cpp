@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "experiments/common/seed_statistics.h"
 
 namespace rg {
 
@@ -74,6 +75,7 @@ RunSummary summarize_run(const fs::path& dir, const TableOptions& options) {
   if (std::ifstream config(dir / "config.json"); config) {
     json c = json::parse(config, nullptr, false);
     if (!c.is_discarded() && c.contains("norm") && c["norm"].is_string()) s.label = c["norm"].get<std::string>();
+    if (!c.is_discarded() && c.contains("seed") && c["seed"].is_number_integer()) s.seed = c["seed"].get<int64_t>();
   }
   const size_t per_split = options.metrics.size();
   s.metric.assign(options.splits.size() * per_split, kMissing);
@@ -112,48 +114,11 @@ RunSummary summarize_run(const fs::path& dir, const TableOptions& options) {
   return s;
 }
 
-std::string results_table(const std::vector<fs::path>& dirs, const TableOptions& options) {
-  std::vector<RunSummary> runs;
-  for (const fs::path& d : dirs) runs.push_back(summarize_run(d, options));
-  std::stable_sort(runs.begin(), runs.end(), [](const RunSummary& a, const RunSummary& b) {
-    const int ra = paper_rank(a.label), rb = paper_rank(b.label);
-    return ra != rb ? ra < rb : a.label < b.label;
-  });
-  double layernorm = kMissing;
-  for (const RunSummary& r : runs)
-    if (r.label == "layernorm") layernorm = r.seconds;
+namespace {
 
-  std::vector<std::string> header = {"norm"};
-  for (const std::string& split : options.splits)
-    for (const std::string& metric : options.metrics) header.push_back(split + " " + metric);
-  const PairedTimes* paired = options.paired;
-  if (paired != nullptr) {
-    header.push_back("ms per step (fused, paired)");
-    header.push_back("speedup fused (95% CI)");
-    header.push_back("speedup composed (95% CI)");
-  } else {
-    header.push_back(time_header(options.time));
-    header.push_back("speedup vs LayerNorm");
-  }
-  std::vector<std::vector<std::string>> rows;
-  for (const RunSummary& r : runs) {
-    std::vector<std::string> row = {r.label};
-    for (double m : r.metric) row.push_back(cell(m, options.decimals));
-    if (paired != nullptr) {
-      const PairedRow* fused = paired->find("fused", r.label);
-      const PairedRow* composed = paired->find("composed", r.label);
-      row.push_back(fused ? fmt::format("{:.1f}", fused->ms_per_step) : "–");
-      row.push_back(fused ? speedup_with_interval(*fused) : "–");
-      row.push_back(composed ? speedup_with_interval(*composed) : "–");
-      rows.push_back(row);
-      continue;
-    }
-    row.push_back(cell(r.seconds, r.seconds < 10 ? 3 : 1));
-    const bool has_speedup = !std::isnan(layernorm) && !std::isnan(r.seconds) && r.label != "layernorm";
-    row.push_back(has_speedup ? fmt::format("{:.1f}%", 100.0 * (layernorm - r.seconds) / layernorm) : "–");
-    rows.push_back(row);
-  }
-  // Column widths by characters, not bytes ("–" is three bytes of UTF-8).
+// Rows as a markdown table, the label left-aligned and numbers right-aligned;
+// widths counted in characters, not bytes ("–" is three bytes of UTF-8).
+std::string markdown(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
   auto width = [](const std::string& s) {
     size_t n = 0;
     for (unsigned char c : s) n += (c & 0xC0) != 0x80;
@@ -169,7 +134,7 @@ std::string results_table(const std::vector<fs::path>& dirs, const TableOptions&
     for (size_t c = 0; c < row.size(); ++c) {
       const std::string pad(widths[c] - width(row[c]), ' ');
       out += ' ';
-      if (c == 0) out += row[c], out += pad;  // the label left-aligned, numbers right-aligned
+      if (c == 0) out += row[c], out += pad;
       else out += pad, out += row[c];
       out += " |";
     }
@@ -180,6 +145,140 @@ std::string results_table(const std::vector<fs::path>& dirs, const TableOptions&
   out += "\n";
   for (const auto& row : rows) out += format_row(row);
   return out;
+}
+
+// The time columns of one row: from paired timing when given, else the
+// run's (or the runs' mean) seconds and the speedup against LayerNorm's.
+void add_time_cells(std::vector<std::string>& row, const std::string& label, double seconds, double layernorm,
+                    const TableOptions& options) {
+  if (const PairedTimes* paired = options.paired) {
+    const PairedRow* fused = paired->find("fused", label);
+    const PairedRow* composed = paired->find("composed", label);
+    row.push_back(fused ? fmt::format("{:.1f}", fused->ms_per_step) : "–");
+    row.push_back(fused ? speedup_with_interval(*fused) : "–");
+    row.push_back(composed ? speedup_with_interval(*composed) : "–");
+    return;
+  }
+  row.push_back(cell(seconds, seconds < 10 ? 3 : 1));
+  const bool has_speedup = !std::isnan(layernorm) && !std::isnan(seconds) && label != "layernorm";
+  row.push_back(has_speedup ? fmt::format("{:.1f}%", 100.0 * (layernorm - seconds) / layernorm) : "–");
+}
+
+void add_time_headers(std::vector<std::string>& header, const TableOptions& options) {
+  if (options.paired != nullptr) {
+    header.push_back("ms per step (fused, paired)");
+    header.push_back("speedup fused (95% CI)");
+    header.push_back("speedup composed (95% CI)");
+  } else {
+    header.push_back(time_header(options.time));
+    header.push_back("speedup vs LayerNorm");
+  }
+}
+
+// Runs with the same label (one norm, several seeds), in the paper's order.
+std::vector<std::vector<RunSummary>> group_by_label(std::vector<RunSummary> runs) {
+  std::stable_sort(runs.begin(), runs.end(), [](const RunSummary& a, const RunSummary& b) {
+    const int ra = paper_rank(a.label), rb = paper_rank(b.label);
+    if (ra != rb) return ra < rb;
+    return a.label != b.label ? a.label < b.label : a.seed < b.seed;
+  });
+  std::vector<std::vector<RunSummary>> groups;
+  for (RunSummary& r : runs) {
+    if (groups.empty() || groups.back().front().label != r.label) groups.emplace_back();
+    groups.back().push_back(std::move(r));
+  }
+  return groups;
+}
+
+// One row per norm over its seeds: each metric's mean ± sd, and its paired
+// difference from LayerNorm's run of the same seed with a 95% interval
+// (experiments/common/seed_statistics.h).
+std::string seeds_table(const std::vector<std::vector<RunSummary>>& groups, const TableOptions& options) {
+  const std::vector<RunSummary>* layernorm = nullptr;
+  for (const auto& g : groups)
+    if (g.front().label == "layernorm") layernorm = &g;
+  auto metric_of = [](const std::vector<RunSummary>& g, size_t m, const std::vector<int64_t>& seeds) {
+    std::vector<double> values;
+    for (int64_t seed : seeds) {
+      double v = kMissing;
+      for (const RunSummary& r : g)
+        if (r.seed == seed) v = r.metric[m];
+      values.push_back(v);
+    }
+    return values;
+  };
+  std::vector<int64_t> all_seeds;
+  for (const auto& g : groups)
+    for (const RunSummary& r : g)
+      if (std::find(all_seeds.begin(), all_seeds.end(), r.seed) == all_seeds.end()) all_seeds.push_back(r.seed);
+
+  std::vector<std::string> header = {"norm", "seeds"};
+  for (const std::string& split : options.splits)
+    for (const std::string& metric : options.metrics) {
+      header.push_back(split + " " + metric + " (mean ± sd)");
+      header.push_back("− LayerNorm (95% CI)");
+    }
+  add_time_headers(header, options);
+  std::vector<double> mean_seconds;
+  for (const auto& g : groups) {
+    std::vector<double> seconds;
+    for (const RunSummary& r : g) seconds.push_back(r.seconds);
+    mean_seconds.push_back(mean_and_spread(seconds).mean);
+  }
+  double layernorm_seconds = kMissing;
+  for (size_t i = 0; i < groups.size(); ++i)
+    if (groups[i].front().label == "layernorm") layernorm_seconds = mean_seconds[i];
+
+  std::vector<std::vector<std::string>> rows;
+  const int d = options.decimals;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const auto& g = groups[i];
+    std::vector<std::string> row = {g.front().label, std::to_string(g.size())};
+    for (size_t m = 0; m < g.front().metric.size(); ++m) {
+      const std::vector<double> values = metric_of(g, m, all_seeds);
+      const MeanAndSpread s = mean_and_spread(values);
+      row.push_back(std::isnan(s.sd) ? cell(s.mean, d) : fmt::format("{:.{}f} ± {:.{}f}", s.mean, d, s.sd, d));
+      if (layernorm == nullptr || g.front().label == "layernorm") {
+        row.push_back("–");
+        continue;
+      }
+      const PairedDifference p = paired_difference(values, metric_of(*layernorm, m, all_seeds));
+      row.push_back(p.n == 0 ? "–"
+                    : std::isnan(p.low)
+                        ? fmt::format("{:+.{}f}", p.mean, d)
+                        : fmt::format("{:+.{}f} ({:+.{}f} to {:+.{}f})", p.mean, d, p.low, d, p.high, d));
+    }
+    add_time_cells(row, g.front().label, mean_seconds[i], layernorm_seconds, options);
+    rows.push_back(row);
+  }
+  return markdown(header, rows);
+}
+
+}  // namespace
+
+std::string results_table(const std::vector<fs::path>& dirs, const TableOptions& options) {
+  std::vector<RunSummary> runs;
+  for (const fs::path& d : dirs) runs.push_back(summarize_run(d, options));
+  const std::vector<std::vector<RunSummary>> groups = group_by_label(std::move(runs));
+  for (const auto& g : groups)
+    if (g.size() > 1) return seeds_table(groups, options);
+
+  double layernorm = kMissing;
+  for (const auto& g : groups)
+    if (g.front().label == "layernorm") layernorm = g.front().seconds;
+  std::vector<std::string> header = {"norm"};
+  for (const std::string& split : options.splits)
+    for (const std::string& metric : options.metrics) header.push_back(split + " " + metric);
+  add_time_headers(header, options);
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& g : groups) {
+    const RunSummary& r = g.front();
+    std::vector<std::string> row = {r.label};
+    for (double m : r.metric) row.push_back(cell(m, options.decimals));
+    add_time_cells(row, r.label, r.seconds, layernorm, options);
+    rows.push_back(row);
+  }
+  return markdown(header, rows);
 }
 
 }  // namespace rg

@@ -27,6 +27,11 @@
 // separate runs cannot resolve differences below ~5%.
 // Rows follow the paper's order (none, layernorm, rmsnorm, prmsnorm, ...),
 // then any other labels alphabetically.
+// Several runs with the same label (one norm, several seeds: SEEDS="1 2 3"
+// in the paper scripts) make one row: "seeds", each metric's mean ± sd and
+// its difference from LayerNorm paired by seed, with a 95% interval
+// (experiments/common/seed_statistics.h); the time is the runs' mean.
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -47,6 +52,7 @@ struct TableOptions {
 
 struct RunSummary {
   std::string label;
+  int64_t seed = -1;  // config.json's "seed" (-1 when absent)
   std::filesystem::path dir;
   std::vector<double> metric;  // [split][metric], split-major; NaN when absent
   double seconds = 0.0;        // in the table's unit; NaN when unknown

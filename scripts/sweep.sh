@@ -1,0 +1,41 @@
+# The part every scripts/*_paper.sh shares; sourced, not run.
+#
+#   train_every_norm DRIVER OUT [driver flags ...]
+#     trains build/bin/DRIVER once per norm in $norms into OUT/<norm>, or, with
+#     SEEDS="1 2 3", once per norm and seed into OUT/<norm>-seed<S> (--seed S);
+#     a run whose directory holds a checkpoint is resumed, so an interrupted
+#     sweep continues where it stopped.
+#   time_in_pairs MODEL OUT [driver flags ...]
+#     paired timing of the model's steps (scripts/paired_timing.sh) and sets
+#     the array `paired` to the paper_table flags that use it (empty when
+#     PAIRED=0 and no earlier timing is in OUT).
+#
+# paper_table turns several seeds of a norm into one row (mean ± sd, and the
+# difference from LayerNorm paired by seed with its 95% interval), and
+# plot_curves.py draws them as a mean curve with a band.
+
+train_every_norm() {
+  local driver=$1 out=$2 norm seed dir
+  shift 2
+  for norm in $norms; do
+    for seed in ${SEEDS:-default}; do
+      local seed_flag=() resume=()
+      dir=$out/$norm
+      if [ "$seed" != default ]; then
+        dir=$out/$norm-seed$seed
+        seed_flag=(--seed "$seed")
+      fi
+      [ -f "$dir/checkpoint.safetensors" ] && resume=(--resume)
+      echo "== $driver --norm $norm ${seed_flag[*]}"
+      build/bin/"$driver" --norm "$norm" --out "$dir" "${seed_flag[@]}" "${resume[@]}" "$@"
+    done
+  done
+}
+
+time_in_pairs() {
+  local model=$1 out=$2
+  shift 2
+  scripts/paired_timing.sh "$model" "$out" "$@"
+  paired=()
+  if [ -f "$out/paired.jsonl" ]; then paired=(--paired "$out/paired.jsonl"); fi
+}
