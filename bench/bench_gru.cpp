@@ -3,7 +3,7 @@
 // object per line: {"op": "gru_cell", "norm": .., "batch": .., "input": ..,
 // "hidden": .., "threads": .., "fwd_ms": .., "fwd_bwd_ms": ..}; medians.
 //
-// Usage: bench_gru [--threads N] [--repeats R]
+// Usage: bench_gru [--threads N] [--repeats R] [--norm-impl fused|composed]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -17,6 +17,8 @@
 using namespace rg;
 
 namespace {
+
+NormImpl g_impl = NormImpl::Fused;  // --norm-impl
 
 double median_ms(int repeats, const std::function<void()>& body) {
   for (int i = 0; i < 3; ++i) body();
@@ -39,8 +41,12 @@ int main(int argc, char** argv) {
     std::string a = argv[i];
     if (a == "--threads" && i + 1 < argc) threads = std::stoi(argv[++i]);
     else if (a == "--repeats" && i + 1 < argc) repeats = std::stoi(argv[++i]);
+    else if (a == "--norm-impl" && i + 1 < argc)
+      g_impl = parse_norm_impl(argv[++i]);
     else {
-      std::fprintf(stderr, "bench_gru: unknown argument '%s' (usage: bench_gru [--threads N] [--repeats R])\n",
+      std::fprintf(stderr,
+                   "bench_gru: unknown argument '%s' (usage: bench_gru [--threads N] [--repeats R] [--norm-impl "
+                   "fused|composed])\n",
                    a.c_str());
       return 2;
     }
@@ -53,6 +59,7 @@ int main(int argc, char** argv) {
   for (const char* name : {"none", "layernorm", "rmsnorm", "prmsnorm"}) {
     NormOptions norm;
     norm.kind = parse_norm_kind(name);
+    norm.impl = g_impl;
     GRUCell cell(input, hidden, norm, gen);
     Var x(xv, true), h(hv, true);
     double fwd = median_ms(repeats, [&] {
@@ -66,9 +73,12 @@ int main(int argc, char** argv) {
       tape().backward(y, dy);
       tape().clear();
     });
-    std::printf("{\"op\": \"gru_cell\", \"norm\": \"%s\", \"batch\": %lld, \"input\": %lld, \"hidden\": %lld, "
-                "\"threads\": %d, \"fwd_ms\": %.4f, \"fwd_bwd_ms\": %.4f}\n",
-                name, (long long)batch, (long long)input, (long long)hidden, threads, fwd, fwd_bwd);
+    std::printf(
+        "{\"op\": \"gru_cell\", \"norm\": \"%s\", \"norm_impl\": \"%s\", \"batch\": %lld, \"input\": %lld, \"hidden\": "
+        "%lld, "
+        "\"threads\": %d, \"fwd_ms\": %.4f, \"fwd_bwd_ms\": %.4f}\n",
+        name, norm_impl_name(g_impl).c_str(), (long long)batch, (long long)input, (long long)hidden, threads, fwd,
+        fwd_bwd);
     std::fflush(stdout);
   }
   return 0;

@@ -6,7 +6,7 @@
 // "norm": .., "batch": .., "input": .., "hidden": .., "threads": ..,
 // "fwd_ms": .., "fwd_bwd_ms": ..}; medians.
 //
-// Usage: bench_lstm [--threads N] [--repeats R]
+// Usage: bench_lstm [--threads N] [--repeats R] [--norm-impl fused|composed]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -22,6 +22,8 @@ using namespace rg;
 
 namespace {
 
+NormImpl g_impl = NormImpl::Fused;  // --norm-impl
+
 double median_ms(int repeats, const std::function<void()>& body) {
   for (int i = 0; i < 3; ++i) body();
   std::vector<double> times;
@@ -36,9 +38,11 @@ double median_ms(int repeats, const std::function<void()>& body) {
 
 void print(const char* op, const char* norm, int64_t batch, int64_t input, int64_t hidden, int threads, double fwd,
            double fwd_bwd) {
-  std::printf("{\"op\": \"%s\", \"norm\": \"%s\", \"batch\": %lld, \"input\": %lld, \"hidden\": %lld, "
-              "\"threads\": %d, \"fwd_ms\": %.4f, \"fwd_bwd_ms\": %.4f}\n",
-              op, norm, (long long)batch, (long long)input, (long long)hidden, threads, fwd, fwd_bwd);
+  std::printf(
+      "{\"op\": \"%s\", \"norm\": \"%s\", \"norm_impl\": \"%s\", \"batch\": %lld, \"input\": %lld, \"hidden\": %lld, "
+      "\"threads\": %d, \"fwd_ms\": %.4f, \"fwd_bwd_ms\": %.4f}\n",
+      op, norm, norm_impl_name(g_impl).c_str(), (long long)batch, (long long)input, (long long)hidden, threads, fwd,
+      fwd_bwd);
   std::fflush(stdout);
 }
 
@@ -48,10 +52,16 @@ int main(int argc, char** argv) {
   int threads = 1, repeats = 30;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--threads" && i + 1 < argc) threads = std::stoi(argv[++i]);
-    else if (a == "--repeats" && i + 1 < argc) repeats = std::stoi(argv[++i]);
+    if (a == "--threads" && i + 1 < argc)
+      threads = std::stoi(argv[++i]);
+    else if (a == "--repeats" && i + 1 < argc)
+      repeats = std::stoi(argv[++i]);
+    else if (a == "--norm-impl" && i + 1 < argc)
+      g_impl = parse_norm_impl(argv[++i]);
     else {
-      std::fprintf(stderr, "bench_lstm: unknown argument '%s' (usage: bench_lstm [--threads N] [--repeats R])\n",
+      std::fprintf(stderr,
+                   "bench_lstm: unknown argument '%s' (usage: bench_lstm [--threads N] [--repeats R] [--norm-impl "
+                   "fused|composed])\n",
                    a.c_str());
       return 2;
     }
@@ -67,6 +77,7 @@ int main(int argc, char** argv) {
     for (const char* name : {"none", "layernorm", "rmsnorm"}) {
       NormOptions norm;
       norm.kind = parse_norm_kind(name);
+      norm.impl = g_impl;
       LSTMCell cell(input, hidden, norm, gen);
       Var x(xv, true), h(hv, true), c(cv, true);
       double fwd = median_ms(repeats, [&] {

@@ -1,4 +1,5 @@
-// Times the fused normalizations, forward and forward+backward, and a plain
+// Times the normalizations (fused, or composed from ops with --norm-impl
+// composed), forward and forward+backward, and a plain
 // copy of the same bytes for scale. One JSON object per line:
 //   {"op": "rmsnorm", "rows": 4000, "cols": 1024, "threads": 1, "fwd_ms": .., "fwd_bwd_ms": .., "fwd_gbps": ..}
 // Times are medians over repeated runs. fwd_gbps counts the bytes a forward
@@ -9,7 +10,7 @@
 // width 0.5 and batch 100 ([100, 48, 32, 32], [100, 96, 16, 16], [100, 96, 6, 6]);
 // "rows" is N·C and "cols" H·W there.
 //
-// Usage: bench_norms [--threads N] [--repeats R] [--channels]
+// Usage: bench_norms [--threads N] [--repeats R] [--norm-impl fused|composed] [--channels]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -25,6 +26,8 @@ using namespace rg;
 
 namespace {
 
+NormImpl g_impl = NormImpl::Fused;  // --norm-impl
+
 double median_ms(int repeats, const std::function<void()>& body) {
   for (int i = 0; i < 3; ++i) body();  // warm caches and the allocator
   std::vector<double> times;
@@ -39,9 +42,10 @@ double median_ms(int repeats, const std::function<void()>& body) {
 
 void report(const char* op, int64_t rows, int64_t cols, int threads, double fwd, double fwd_bwd) {
   const double bytes = 2.0 * rows * cols * sizeof(float);
-  std::printf("{\"op\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"threads\": %d, \"fwd_ms\": %.4f, "
-              "\"fwd_bwd_ms\": %.4f, \"fwd_gbps\": %.2f}\n",
-              op, (long long)rows, (long long)cols, threads, fwd, fwd_bwd, bytes / (fwd * 1e6));
+  std::printf(
+      "{\"op\": \"%s\", \"norm_impl\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"threads\": %d, \"fwd_ms\": %.4f, "
+      "\"fwd_bwd_ms\": %.4f, \"fwd_gbps\": %.2f}\n",
+      op, norm_impl_name(g_impl).c_str(), (long long)rows, (long long)cols, threads, fwd, fwd_bwd, bytes / (fwd * 1e6));
   std::fflush(stdout);
 }
 
@@ -71,6 +75,7 @@ void conv_maps(int threads, int repeats) {
     for (const char* name : {"layernorm", "rmsnorm"}) {
       NormOptions options;
       options.kind = parse_norm_kind(name);
+      options.impl = g_impl;
       options.rms_bias = true;  // as ConvPool-CNN-C: a gain and a bias per channel for every norm
       auto norm = make_norm(options, shape[1], NormLayout::Channels);
       const auto [fwd, fwd_bwd] = time_norm(*norm, xv, dy, repeats);
@@ -87,11 +92,18 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--threads" && i + 1 < argc) threads = std::stoi(argv[++i]);
-    else if (a == "--repeats" && i + 1 < argc) repeats = std::stoi(argv[++i]);
-    else if (a == "--channels") channels = true;
+    else if (a == "--repeats" && i + 1 < argc)
+      repeats = std::stoi(argv[++i]);
+    else if (a == "--norm-impl" && i + 1 < argc)
+      g_impl = parse_norm_impl(argv[++i]);
+    else if (a == "--channels")
+      channels = true;
     else {
-      std::fprintf(stderr, "bench_norms: unknown argument '%s' (usage: bench_norms [--threads N] [--repeats R] "
-                           "[--channels])\n", a.c_str());
+      std::fprintf(stderr,
+                   "bench_norms: unknown argument '%s' (usage: bench_norms [--threads N] [--repeats R] [--norm-impl "
+                   "fused|composed] "
+                   "[--channels])\n",
+                   a.c_str());
       return 2;
     }
   }
@@ -120,6 +132,7 @@ int main(int argc, char** argv) {
     for (const char* name : {"layernorm", "rmsnorm", "prmsnorm", "l2norm"}) {
       NormOptions options;
       options.kind = parse_norm_kind(name);
+      options.impl = g_impl;
       auto norm = make_norm(options, cols);
       const auto [fwd, fwd_bwd] = time_norm(*norm, xv, dy, repeats);
       report(name, rows, cols, threads, fwd, fwd_bwd);
