@@ -27,7 +27,8 @@ int main(int argc, char** argv) {
   CLI::App app{"One training step of a model, timed alone", "bench_step"};
   bench::add_model_flags(app, flags);
   app.add_option("--norm", norm, "the normalization");
-  app.add_option("--norm-impl", impl, "fused kernels or composed from ops")->check(CLI::IsMember({"fused", "composed"}));
+  app.add_option("--norm-impl", impl, "fused kernels or composed from ops")
+      ->check(CLI::IsMember({"fused", "composed"}));
   app.add_option("--steps", steps, "timed steps")->check(CLI::PositiveNumber);
   app.add_option("--dump", dump, "write the check for the PyTorch twin to this folder instead (rnnsearch)");
   if (int code = bench::parse_bench_flags(app, argc, argv); code >= 0) return code;

@@ -191,11 +191,11 @@ TEST_CASE("composed norms: BatchNorm over conv maps, and clear errors") {
     CHECK(s2.running_mean.at({c}) == doctest::Approx(s1.running_mean.at({c})).epsilon(1e-5));
     CHECK(s2.running_var.at({c}) == doctest::Approx(s1.running_var.at({c})).epsilon(1e-5));
   }
-  CHECK_THROWS_WITH_AS(composed_layer_norm(x, g, b, 1e-5f), "layernorm (composed): gain [4] must be [5] for input [3, 4, 5, 5]",
-                       Error);
+  CHECK_THROWS_WITH_AS(composed_layer_norm(x, g, b, 1e-5f),
+                       "layernorm (composed): gain [4] must be [5] for input [3, 4, 5, 5]", Error);
   CHECK_THROWS_WITH_AS(composed_rms_norm(constant(Tensor::zeros(Shape{2, 3})), g, Var(), {}, NormLayout::Channels),
                        "rmsnorm (composed): channel layout needs [N, C, H, W], got [2, 3]", Error);
   CHECK(parse_norm_impl("composed") == NormImpl::Composed);
-  CHECK_THROWS_WITH_AS(parse_norm_impl("unfused"), "unknown normalization implementation 'unfused' (expected fused or composed)",
-                       Error);
+  CHECK_THROWS_WITH_AS(parse_norm_impl("unfused"),
+                       "unknown normalization implementation 'unfused' (expected fused or composed)", Error);
 }

@@ -62,7 +62,9 @@ std::string NormChoice::name() const {
   return impl == NormImpl::Fused ? norm_name(kind) : norm_name(kind) + " (composed)";
 }
 
-void ModelStep::dump(const std::string&) { throw Error("--dump: only the rnnsearch model writes a check for its twin"); }
+void ModelStep::dump(const std::string&) {
+  throw Error("--dump: only the rnnsearch model writes a check for its twin");
+}
 
 std::unique_ptr<ModelStep> make_model_step(std::string_view model, const NormChoice& norm, Sizes& sizes) {
   std::unique_ptr<ModelStep> step;
