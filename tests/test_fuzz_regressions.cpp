@@ -16,6 +16,7 @@
 
 #include "core/error.h"
 #include "experiments/cifar10/cifar_data.h"
+#include "experiments/rnnsearch/subword.h"
 #include "test_util.h"
 
 using namespace rg;
@@ -28,6 +29,7 @@ const fs::path kRegressions = fs::path(RG_TEST_REFERENCE_DIR).parent_path() / "f
 // file name → a piece of the message its reader must give.
 const std::map<std::string, std::string> kExpected = {
     {"idat-claims-1.4GB.png", "a PNG chunk at byte 33 claims 1442840775 bytes"},
+    {"empty-piece.model", "failed to insert key: zero-length key"},
 };
 
 std::string read_bytes(const fs::path& file) {
@@ -47,6 +49,13 @@ void replay(const std::string& target, const fs::path& input, const fs::path& sc
       std::ofstream(dir / "image.png", std::ios::binary) << bytes;
     }
     cifar::load_splits((scratch / "images").string(), 1, 0, 0);
+    return;
+  }
+  if (target == "subword") {
+    const fs::path model = scratch / "subword.model";
+    std::ofstream(model, std::ios::binary) << bytes;
+    Subword subword(model.string());
+    subword.decode(subword.encode("Zwei Hunde spielen im Schnee."));
     return;
   }
   FAIL("no replay for fuzz target ", target, " (add it to tests/test_fuzz_regressions.cpp)");

@@ -44,7 +44,14 @@ void Subword::train(const std::vector<std::string>& sentences, int vocab_size, c
 
 Subword::Subword(const std::string& model_path) : processor_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {
   check(std::filesystem::exists(model_path), "subword: model {} does not exist", model_path);
-  const auto status = processor_->Load(model_path);
+  // A malformed model can also make SentencePiece throw (its trie builder,
+  // darts-clone, throws on an empty piece: found by fuzz/subword_fuzzer).
+  sentencepiece::util::Status status;
+  try {
+    status = processor_->Load(model_path);
+  } catch (const std::exception& e) {
+    throw Error(fmt::format("subword: cannot load {}: {}", model_path, e.what()));
+  }
   check(status.ok(), "subword: cannot load {}: {}", model_path, status.ToString());
 }
 
