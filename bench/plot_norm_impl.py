@@ -1,10 +1,10 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Bar chart of bench_norm_impl's lines: for each model (and thread count),
 the speedup of RMSNorm, pRMSNorm and no norm against LayerNorm, fused and
 composed from ops, with the 95% intervals as error bars, and the paper's
 speedup for the same model as a marker.
 
-    python3 bench/plot_norm_impl.py LINES.jsonl [LINES2.jsonl ...] --threads 1 -o docs/norm_impl_speedups.png
+    /usr/bin/python3 bench/plot_norm_impl.py LINES.jsonl [LINES2.jsonl ...] --threads 1 -o docs/norm_impl_speedups.png
 """
 import argparse
 import json
