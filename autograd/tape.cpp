@@ -157,7 +157,8 @@ void Tape::clear() {
 std::string Tape::str() const {
   std::string out;
   for (const auto& node : nodes_) {
-    out += fmt::format("#{} {} {} <-", node->id, node->op, node->value.shape());
+    out += fmt::format("#{} {} {} <-", node->id, node->op,
+                       node->value.defined() ? node->value.shape().str() : std::string("(released)"));
     for (const auto& in : node->inputs)
       out += fmt::format(" #{}{}", in->id, in->op == std::string_view("leaf") ? "(leaf)" : "");
     out += "\n";

@@ -10,11 +10,17 @@
 // and the median step time of the steps since the last line. At the end one
 // line sums up:
 //
-//   rss_after_warmup_mb   VmRSS after --warmup steps (by then the largest
-//                         shapes have been seen several times over)
-//   rss_end_mb            VmRSS after the last step
-//   growth_pct            (rss_end − rss_after_warmup) / rss_after_warmup
-//   ms_first, ms_last     median step time of the first and the last report window
+//   peak_after_warmup_mb  VmHWM after --warmup steps: the most the process
+//                         has held by then (the largest shapes have been seen
+//                         several times over)
+//   peak_end_mb           VmHWM after the last step
+//   growth_pct            (peak_end − peak_after_warmup) / peak_after_warmup:
+//                         how much more than during the warm-up any later
+//                         step needed at its peak
+//   rss_after_warmup_mb, rss_end_mb   VmRSS at those two moments (these move
+//                         by ±2% with the shape of the last batch)
+//   ms_first, ms_last     median step time of the first and the last report
+//                         window after the warm-up
 //   flat                  growth_pct < 1 and |ms_last / ms_first − 1| < 10%
 //
 // It exits with 1 when not flat. The defaults are a small RNNSearch (about
@@ -37,13 +43,15 @@ using namespace rg;
 
 namespace {
 
-double rss_mb() {
+// A field of /proc/self/status in MB ("VmRSS", "VmHWM").
+double status_mb(const std::string& field) {
   std::ifstream status("/proc/self/status");
   std::string line;
   while (std::getline(status, line))
-    if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+    if (line.rfind(field + ":", 0) == 0) return std::stod(line.substr(field.size() + 1)) / 1024.0;
   return -1.0;
 }
+double rss_mb() { return status_mb("VmRSS"); }
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -87,34 +95,42 @@ int main(int argc, char** argv) {
     auto draw = [&](int64_t low, int64_t high) { return low + static_cast<int64_t>(shapes.randint(high - low + 1)); };
 
     std::vector<double> window, first_window;
-    double rss_after_warmup = 0.0, ms_first = 0.0, ms_last = 0.0;
+    double rss_after_warmup = 0.0, peak_after_warmup = 0.0, ms_first = 0.0, ms_last = 0.0;
     for (int64_t step = 1; step <= steps; ++step) {
       const int64_t b = draw(batch / 2, batch), src = draw(len / 4, len), tgt = draw(len / 4, len);
       m.reshape(b, src, model == "reader" ? 20 : tgt);
       const auto start = std::chrono::steady_clock::now();
       m.step();
       window.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-      if (step == warmup) rss_after_warmup = rss_mb();
-      if (step % report == 0 || step == steps) {
+      if (step == warmup) {
+        rss_after_warmup = rss_mb();
+        peak_after_warmup = status_mb("VmHWM");
+        window.clear();  // the time windows start after the warm-up
+      }
+      if ((step % report == 0 || step == steps) && !window.empty()) {
         const double ms = median(window);
-        if (ms_first == 0.0) ms_first = ms;
-        ms_last = ms;
-        std::printf("{\"step\": %lld, \"rss_mb\": %.1f, \"cached_mb\": %.1f, \"ms_per_step\": %.3f}\n",
-                    static_cast<long long>(step), rss_mb(),
+        if (step > warmup) {
+          if (ms_first == 0.0) ms_first = ms;
+          ms_last = ms;
+        }
+        std::printf("{\"step\": %lld, \"rss_mb\": %.1f, \"peak_mb\": %.1f, \"cached_mb\": %.1f, \"ms_per_step\": %.3f}\n",
+                    static_cast<long long>(step), rss_mb(), status_mb("VmHWM"),
                     static_cast<double>(allocator_stats().cached_bytes) / (1024.0 * 1024.0), ms);
         std::fflush(stdout);
         window.clear();
       }
     }
-    const double rss_end = rss_mb();
-    const double growth = 100.0 * (rss_end - rss_after_warmup) / rss_after_warmup;
+    const double rss_end = rss_mb(), peak_end = status_mb("VmHWM");
+    const double growth = 100.0 * (peak_end - peak_after_warmup) / peak_after_warmup;
     const bool flat = growth < 1.0 && std::fabs(ms_last / ms_first - 1.0) < 0.10;
     std::printf("{\"impl\": \"rmsgrad\", \"model\": \"%s\", \"steps\": %lld, \"warmup\": %lld, \"batch\": %lld, "
-                "\"len\": %lld, \"hidden\": %lld, \"vocab\": %lld, \"threads\": %d, \"rss_after_warmup_mb\": %.1f, "
-                "\"rss_end_mb\": %.1f, \"growth_pct\": %.3f, \"ms_first\": %.3f, \"ms_last\": %.3f, \"flat\": %s}\n",
+                "\"len\": %lld, \"hidden\": %lld, \"vocab\": %lld, \"threads\": %d, \"peak_after_warmup_mb\": %.1f, "
+                "\"peak_end_mb\": %.1f, \"growth_pct\": %.3f, \"rss_after_warmup_mb\": %.1f, \"rss_end_mb\": %.1f, "
+                "\"ms_first\": %.3f, \"ms_last\": %.3f, \"flat\": %s}\n",
                 model.c_str(), static_cast<long long>(steps), static_cast<long long>(warmup),
                 static_cast<long long>(batch), static_cast<long long>(len), static_cast<long long>(hidden),
-                static_cast<long long>(vocab), threads, rss_after_warmup, rss_end, growth, ms_first, ms_last,
+                static_cast<long long>(vocab), threads, peak_after_warmup, peak_end, growth, rss_after_warmup, rss_end,
+                ms_first, ms_last,
                 flat ? "true" : "false");
     return flat ? 0 : 1;
   } catch (const std::exception& e) {

@@ -3,8 +3,9 @@
 // For each model (bench/memory_models.h) at its benchmark sizes and at the
 // README's real-data sizes, one child process (this program run again with
 // --model and --sizes, so that every figure starts from a fresh process)
-// trains a few steps and prints one JSON line (--sizes worst: RNNSearch's
-// longest admissible batch, 80 × 80 subwords):
+// trains a few steps and prints one JSON line (--sizes longest: RNNSearch's
+// longest Multi30k batch, 53 × 49 subwords; --sizes worst: the longest the
+// driver admits, 80 × 80):
 //
 //   peak_rss_mb        the process's peak resident size (VmHWM in /proc/self/status)
 //   rss_mb             resident size after the last step (VmRSS)
@@ -33,7 +34,7 @@
 // warm-up rounds (bench/step_timing.h); it prints the median ratio of the
 // new step to the old one ("ratio", after ÷ before) and its 95% interval.
 //
-// Usage: bench_memory [--model rnnsearch|reader|order_embedding|convpool|all] [--sizes bench|real|worst|all]
+// Usage: bench_memory [--model rnnsearch|reader|order_embedding|convpool|all] [--sizes bench|real|longest|worst|all]
 //                     [--norm N] [--threads T] [--steps S] [--policy after|before] [--pairs P]
 #include <spawn.h>
 #include <sys/wait.h>
@@ -173,7 +174,7 @@ int main(int argc, char** argv) {
     else if (a == "--pairs" && has_value) f.pairs = std::stoi(argv[++i]);
     else {
       std::fprintf(stderr, "bench_memory: unknown argument '%s' (usage: bench_memory [--model M|all] "
-                           "[--sizes bench|real|worst|all] [--norm N] [--threads T] [--steps S] [--policy after|before] "
+                           "[--sizes bench|real|longest|worst|all] [--norm N] [--threads T] [--steps S] [--policy after|before] "
                            "[--pairs P])\n",
                    a.c_str());
       return 2;
