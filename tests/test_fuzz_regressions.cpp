@@ -16,6 +16,8 @@
 
 #include "core/error.h"
 #include "experiments/cifar10/cifar_data.h"
+#include "experiments/common/checkpoint.h"
+#include "experiments/common/training_progress.h"
 #include "experiments/rnnsearch/subword.h"
 #include "test_util.h"
 
@@ -30,6 +32,7 @@ const fs::path kRegressions = fs::path(RG_TEST_REFERENCE_DIR).parent_path() / "f
 const std::map<std::string, std::string> kExpected = {
     {"idat-claims-1.4GB.png", "a PNG chunk at byte 33 claims 1442840775 bytes"},
     {"empty-piece.model", "failed to insert key: zero-length key"},
+    {"negative-float-offset.safetensors", "has data_offsets [-1.48]; expected whole numbers >= 0"},
 };
 
 std::string read_bytes(const fs::path& file) {
@@ -49,6 +52,15 @@ void replay(const std::string& target, const fs::path& input, const fs::path& sc
       std::ofstream(dir / "image.png", std::ios::binary) << bytes;
     }
     cifar::load_splits((scratch / "images").string(), 1, 0, 0);
+    return;
+  }
+  if (target == "checkpoint") {
+    const fs::path file = scratch / "checkpoint.safetensors";
+    std::ofstream(file, std::ios::binary) << bytes;
+    Checkpoint checkpoint = load_checkpoint(file.string());
+    TrainingProgress progress;
+    read_training_progress(checkpoint, progress);
+    restore_tensors(checkpoint, "param.", {{"w", Tensor::zeros(Shape{2, 3})}});
     return;
   }
   if (target == "subword") {

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <type_traits>
 
 #include "core/error.h"
 
@@ -40,6 +41,26 @@ void write_all(int fd, const void* data, size_t size, const std::string& path) {
     p += n;
     size -= static_cast<size_t>(n);
   }
+}
+
+// A header array of whole numbers of type T. Each element's type is checked
+// before it is converted: nlohmann converts -1.48 to an unsigned integer
+// with undefined behaviour (found by fuzz/checkpoint_fuzzer), and 1e30 to any
+// integer alike.
+template <class T>
+std::vector<T> whole_numbers(const json& array, const std::string& path, const std::string& name, const char* field) {
+  check(array.is_array(), "checkpoint {}: tensor '{}' has a {} that is not a list", path, name, field);
+  std::vector<T> out;
+  for (const json& item : array) {
+    const bool fits = std::is_signed_v<T> ? item.is_number_integer() &&
+                                                (!item.is_number_unsigned() ||
+                                                 item.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX))
+                                          : item.is_number_unsigned();
+    check(fits, "checkpoint {}: tensor '{}' has {} {}; expected whole numbers{}", path, name, field, array.dump(),
+          std::is_signed_v<T> ? "" : " >= 0");
+    out.push_back(item.get<T>());
+  }
+  return out;
 }
 
 }  // namespace
@@ -130,8 +151,8 @@ Checkpoint load_checkpoint(const std::string& path) {
     try {
       check(entry.at("dtype") == "F32", "checkpoint {}: tensor '{}' has dtype {}, only F32 is supported", path, name,
             entry.at("dtype").dump());
-      auto dims = entry.at("shape").get<std::vector<int64_t>>();
-      auto offsets = entry.at("data_offsets").get<std::vector<uint64_t>>();
+      auto dims = whole_numbers<int64_t>(entry.at("shape"), path, name, "shape");
+      auto offsets = whole_numbers<uint64_t>(entry.at("data_offsets"), path, name, "data_offsets");
       check(offsets.size() == 2 && offsets[0] <= offsets[1], "checkpoint {}: tensor '{}' has bad data_offsets", path,
             name);
       check(offsets[1] <= data_size, "checkpoint {}: truncated: tensor '{}' ends at byte {} of a {}-byte data section",
