@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "autograd/composed_norm_ops.h"
+#include "autograd/ops.h"
 #include "core/error.h"
 
 namespace rg {
@@ -44,13 +45,26 @@ int64_t partial_units(int64_t n, float p) {
   return std::max<int64_t>(1, static_cast<int64_t>(std::floor(static_cast<double>(n) * p)));
 }
 
+Var Norm::forward(const Var& x) {
+  if (!offset.defined()) return normalize(x);
+  if (offset_layout_ == NormLayout::Features) return normalize(x + offset);
+  check(x.rank() == 4, "preact shift: channel layout needs [N, C, H, W], got {}", x.shape());
+  return normalize(x + reshape(offset, {offset.dim(0), 1, 1}));
+}
+
+void Norm::add_preact_shift(float shift, int64_t features, NormLayout layout) {
+  check(!offset.defined(), "add_preact_shift: the norm already has an offset");
+  offset = register_parameter("offset", Tensor::full(Shape{features}, shift));
+  offset_layout_ = layout;
+}
+
 LayerNorm::LayerNorm(int64_t features, float eps, NormLayout layout, NormImpl impl)
     : eps_(eps), layout_(layout), impl_(impl) {
   gain = register_parameter("gain", Tensor::ones(Shape{features}));
   bias = register_parameter("bias", Tensor::zeros(Shape{features}));
 }
 
-Var LayerNorm::forward(const Var& x) {
+Var LayerNorm::normalize(const Var& x) {
   if (impl_ == NormImpl::Composed) return composed_layer_norm(x, gain, bias, eps_, layout_);
   return layer_norm(x, gain, bias, eps_, layout_);
 }
@@ -63,7 +77,7 @@ RMSNorm::RMSNorm(int64_t features, const RmsNormConfig& config, float p, bool us
   if (use_bias) bias = register_parameter("bias", Tensor::zeros(Shape{features}));
 }
 
-Var RMSNorm::forward(const Var& x) {
+Var RMSNorm::normalize(const Var& x) {
   RmsNormConfig config = config_;
   if (p_ < 1.0f && x.rank() >= 1) {
     const int64_t n = layout_ == NormLayout::Channels && x.rank() == 4 ? x.dim(2) * x.dim(3) : x.dim(-1);
@@ -82,13 +96,14 @@ BatchNorm::BatchNorm(int64_t channels, float eps, float momentum, NormImpl impl)
   state.momentum = momentum;
 }
 
-Var BatchNorm::forward(const Var& x) {
+Var BatchNorm::normalize(const Var& x) {
   if (impl_ == NormImpl::Composed) return composed_batch_norm(x, gain, bias, state, is_training());
   return batch_norm(x, gain, bias, state, is_training());
 }
 
-std::shared_ptr<Norm> make_norm(const NormOptions& o, int64_t features, NormLayout layout) {
-  check(features > 0, "make_norm: {} needs a positive size, got {}", norm_name(o.kind), features);
+namespace {
+
+std::shared_ptr<Norm> make_plain_norm(const NormOptions& o, int64_t features, NormLayout layout) {
   switch (o.kind) {
     case NormKind::None:
     case NormKind::WeightNorm:
@@ -109,6 +124,16 @@ std::shared_ptr<Norm> make_norm(const NormOptions& o, int64_t features, NormLayo
       return std::make_shared<BatchNorm>(features, o.eps, o.momentum, o.impl);
   }
   throw Error("make_norm: unknown kind");
+}
+
+}  // namespace
+
+std::shared_ptr<Norm> make_norm(const NormOptions& o, int64_t features, NormLayout layout) {
+  check(features > 0, "make_norm: {} needs a positive size, got {}", norm_name(o.kind), features);
+  check(std::isfinite(o.preact_shift), "make_norm: the pre-activation shift must be finite, got {}", o.preact_shift);
+  std::shared_ptr<Norm> norm = make_plain_norm(o, features, layout);
+  if (o.preact_shift != 0.0f) norm->add_preact_shift(o.preact_shift, features, layout);
+  return norm;
 }
 
 }  // namespace rg

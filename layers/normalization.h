@@ -52,28 +52,46 @@ struct NormOptions {
   bool rms_bias = false;    // RMSNorm family: add a bias after the gain
   float momentum = 0.1f;    // BatchNorm's running statistics
   NormImpl impl = NormImpl::Fused;  // one fused kernel, or composed from ops
+  float preact_shift = 0.0f;        // a learnable input offset starting here (0: none); see Norm
 };
 
 // pRMSNorm's partial size for a row of n units.
 int64_t partial_units(int64_t n, float p);
 
+// A norm's forward is normalize(x), or normalize(x + offset) when the norm
+// was given a pre-activation shift (NormOptions::preact_shift, --preact-shift
+// C): a learnable offset per unit (per channel for conv maps) that starts at
+// C, so that the inputs of every normalized place start centred on C instead
+// of 0. LayerNorm removes any such offset; RMSNorm does not (the paper's
+// open question of re-centering; README, "Open questions"). With C = 0 no
+// offset exists and nothing changes.
 class Norm : public Module {
  public:
-  virtual Var forward(const Var& x) = 0;
+  Var forward(const Var& x);
   Var operator()(const Var& x) { return forward(x); }
+  void add_preact_shift(float shift, int64_t features, NormLayout layout);
+  Var offset;  // undefined unless add_preact_shift
+
+ protected:
+  virtual Var normalize(const Var& x) = 0;
+
+ private:
+  NormLayout offset_layout_ = NormLayout::Features;
 };
 
 class Identity : public Norm {
- public:
-  Var forward(const Var& x) override { return x; }
+ protected:
+  Var normalize(const Var& x) override { return x; }
 };
 
 class LayerNorm : public Norm {
  public:
   LayerNorm(int64_t features, float eps = 1e-5f, NormLayout layout = NormLayout::Features,
             NormImpl impl = NormImpl::Fused);
-  Var forward(const Var& x) override;
   Var gain, bias;
+
+ protected:
+  Var normalize(const Var& x) override;
 
  private:
   float eps_;
@@ -88,8 +106,10 @@ class RMSNorm : public Norm {
  public:
   RMSNorm(int64_t features, const RmsNormConfig& config, float p = 1.0f, bool use_bias = false,
           NormLayout layout = NormLayout::Features, NormImpl impl = NormImpl::Fused);
-  Var forward(const Var& x) override;
   Var gain, bias;  // bias undefined unless use_bias
+
+ protected:
+  Var normalize(const Var& x) override;
 
  private:
   RmsNormConfig config_;
@@ -101,9 +121,11 @@ class RMSNorm : public Norm {
 class BatchNorm : public Norm {
  public:
   BatchNorm(int64_t channels, float eps = 1e-5f, float momentum = 0.1f, NormImpl impl = NormImpl::Fused);
-  Var forward(const Var& x) override;  // x [N, C] or [N, C, H, W]
   Var gain, bias;
   BatchNormState state;
+
+ protected:
+  Var normalize(const Var& x) override;  // x [N, C] or [N, C, H, W]
 
  private:
   NormImpl impl_;

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <fstream>
 #include <string>
 
 #include "test_util.h"
@@ -35,7 +36,7 @@ const Driver kDrivers[] = {
 
 TEST_CASE("every driver: --norm-impl composed logs the fused run's losses") {
   for (const Driver& d : kDrivers) {
-    INFO(d.name);
+    INFO(std::string(d.name));
     TempDir tmp(std::string("norm_impl_") + d.name);
     std::vector<double> losses[2];
     for (int composed = 0; composed < 2; ++composed) {
@@ -49,15 +50,47 @@ TEST_CASE("every driver: --norm-impl composed logs the fused run's losses") {
     }
     REQUIRE(losses[0].size() == 6);
     REQUIRE(losses[1].size() == losses[0].size());
-    // The two differ by float32 rounding inside each norm (≈ 1e-7 relative),
-    // carried through six Adam steps: far below 1e-4 of the loss. A composed
-    // op with a wrong backward would change the updates from the first step.
-    for (size_t i = 0; i < losses[0].size(); ++i)
-      CHECK_MESSAGE(std::fabs(losses[1][i] - losses[0][i]) <= 1e-4 * std::fabs(losses[0][i]),
+    // The first loss is the initial model's forward: fused and composed
+    // differ only by float32 rounding inside each norm (≈ 1e-7 relative).
+    // After that the runs may drift apart more: Adam's first updates are
+    // nearly lr·sign(g), so a gradient element that is rounding noise in both
+    // (a bias right before a norm that removes it) moves by a full lr either
+    // way, and max-pooling's argmax can flip on a tiny difference. Within 1%
+    // of the loss over six steps says both train the same model the same way.
+    CHECK(losses[1][0] == doctest::Approx(losses[0][0]).epsilon(1e-5));
+    for (size_t i = 1; i < losses[0].size(); ++i)
+      CHECK_MESSAGE(std::fabs(losses[1][i] - losses[0][i]) <= 1e-2 * std::fabs(losses[0][i]),
                     "step " << i + 1 << ": fused " << losses[0][i] << ", composed " << losses[1][i]);
+    std::ifstream config(tmp.path / "composed" / "config.json");
+    CHECK(nlohmann::json::parse(config)["norm-impl"] == "composed");
     std::string output;
     CHECK(rg::test::run_program(d.binary, "--norm-impl unfused --out " + (tmp.path / "bad").string(), tmp.path,
                                 output) == 2);
     CHECK_MESSAGE(output.find("--norm-impl: unfused not in {fused,composed}") != std::string::npos, output);
+  }
+}
+
+TEST_CASE("--preact-shift: 0 changes nothing; C shifts every normalized input, which LayerNorm removes and RMSNorm sees") {
+  TempDir tmp("preact_shift");
+  auto first_losses = [&](const Driver& d, const std::string& norm, const std::string& shift_flag) {
+    const fs::path run = tmp.path / (std::string(d.name) + norm + std::to_string(shift_flag.size()));
+    const std::string args =
+        d.flags + " --norm " + norm + " --threads 1 --log-every 1 --seed 5 " + shift_flag + " --out " + run.string();
+    std::string output;
+    REQUIRE_MESSAGE(rg::test::run_program(d.binary, args, tmp.path, output) == 0, output);
+    std::vector<double> losses;
+    for (const auto& line : rg::test::metric_lines(run, "train")) losses.push_back(line["loss"].get<double>());
+    return losses;
+  };
+  for (const Driver& d : {kDrivers[0], kDrivers[2]}) {  // cifar10, attentive_reader
+    INFO(std::string(d.name));
+    // No offset is created at 0: the same model, bit for bit.
+    CHECK(first_losses(d, "rmsnorm", "") == first_losses(d, "rmsnorm", "--preact-shift 0"));
+    // At the first step the shifted LayerNorm model computes the unshifted one's
+    // loss (up to rounding: x + 4 then minus its mean); RMSNorm's changes.
+    const double layernorm = first_losses(d, "layernorm", "")[0];
+    CHECK(first_losses(d, "layernorm", "--preact-shift 4")[0] == doctest::Approx(layernorm).epsilon(1e-4));
+    const double rmsnorm = first_losses(d, "rmsnorm", "")[0];
+    CHECK(std::fabs(first_losses(d, "rmsnorm", "--preact-shift 4")[0] - rmsnorm) > 1e-3 * std::fabs(rmsnorm));
   }
 }

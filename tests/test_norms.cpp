@@ -239,3 +239,32 @@ TEST_CASE("the selector builds every norm with dotted parameter names") {
   CHECK(norm->named_buffers()[0].first == "running_mean");
   CHECK_THROWS_AS(rms_norm(constant(Tensor::ones(Shape{2, 4})), constant(Tensor::ones(Shape{5})), Var(), {}), Error);
 }
+
+TEST_CASE("pre-activation shift: a learnable offset starting at C; none at C = 0; LayerNorm is blind to it, RMSNorm not") {
+  Generator gen(13);
+  const Tensor x = normal(Shape{4, 16}, 0.0f, 1.0f, gen);
+  for (NormKind kind : {NormKind::LayerNorm, NormKind::RMSNorm, NormKind::None}) {
+    NormOptions plain{.kind = kind}, shifted{.kind = kind, .preact_shift = 4.0f};
+    auto a = make_norm(plain, 16), b = make_norm(shifted, 16);
+    CHECK(!a->offset.defined());
+    CHECK(a->named_parameters().size() + 1 == b->named_parameters().size());
+    CHECK(b->named_parameters().back().first == "offset");
+    CHECK(b->offset.value().at({3}) == 4.0f);
+    Var xb(x.clone(), true);
+    Var ya = a->forward(constant(x)), yb = b->forward(xb);
+    const float diff = max_abs_diff(ya.value(), yb.value());
+    if (kind == NormKind::LayerNorm) CHECK(diff < 1e-5f);  // x + C·1 re-centred away
+    else CHECK(diff > 0.5f);                                // RMSNorm and none see the shift
+    tape().backward(yb, normal(yb.shape(), 0.0f, 1.0f, gen));
+    tape().clear();
+    CHECK(b->offset.has_grad());
+    CHECK(max_abs_diff(b->offset.grad(), Tensor::zeros(Shape{16})) > 0.0f);
+  }
+  // Conv maps: one offset per channel.
+  NormOptions maps{.kind = NormKind::RMSNorm, .preact_shift = 1.0f};
+  auto norm = make_norm(maps, 3, NormLayout::Channels);
+  Var y = norm->forward(constant(normal(Shape{2, 3, 4, 4}, 0.0f, 1.0f, gen)));
+  CHECK(y.shape() == Shape{2, 3, 4, 4});
+  CHECK(norm->offset.shape() == Shape{3});
+  tape().clear();
+}

@@ -52,6 +52,7 @@ struct ReaderConfig {
   bool shuffle_entities = true;
   std::string norm = "rmsnorm";
   std::string norm_impl = "fused";  // fused kernels, or composed from ops as the paper's code
+  float preact_shift = 0.0f;        // every normalized place's input starts shifted by this (0: none)
   float p = 0.0625f;
   float eps = 1e-5f;
   std::string cell = "lstm";
@@ -140,6 +141,8 @@ int train(int argc, char** argv) {
   app.add_option("--p", cfg.p, "pRMSNorm's fraction of units")->check(CLI::Range(0.0f, 1.0f));
   app.add_option("--norm-impl", cfg.norm_impl, "fused: one kernel per norm; composed: built from ops, as the paper's frameworks did")
       ->check(CLI::IsMember({"fused", "composed"}));
+  app.add_option("--preact-shift", cfg.preact_shift,
+                 "start the input of every normalized place shifted by C (a learnable offset per unit)");
   app.add_option("--eps", cfg.eps, "ε of the norms")->check(CLI::PositiveNumber);
   app.add_option("--cell", cfg.cell, "recurrent cell")->check(CLI::IsMember({"lstm", "gru"}));
   app.add_option("--attention", cfg.attention, "mlp (Hermann et al.'s tanh layer) or bilinear (Chen et al. 2016)")
@@ -203,6 +206,7 @@ int train(int argc, char** argv) {
   model_options.norm.kind = parse_norm_kind(cfg.norm);
   model_options.norm.p = cfg.p;
   model_options.norm.impl = parse_norm_impl(cfg.norm_impl);
+  model_options.norm.preact_shift = cfg.preact_shift;
   model_options.norm.eps = cfg.eps;
   model_options.cell = parse_reader_cell(cfg.cell);
   model_options.attention_kind = parse_reader_attention(cfg.attention);

@@ -41,6 +41,7 @@ struct CifarConfig {
   std::string data;              // empty: the synthetic task
   std::string norm = "layernorm";
   std::string norm_impl = "fused";  // fused kernels, or composed from ops as the paper's code
+  float preact_shift = 0.0f;        // every normalized place's input starts shifted by this (0: none)
   float p = 0.125f;              // pRMSNorm's fraction, 12.5% for CIFAR
   float eps = 1e-6f;             // the CIFAR code's ε
   double width = 1.0;
@@ -123,6 +124,8 @@ int train(int argc, char** argv) {
   app.add_option("--p", cfg.p, "pRMSNorm's fraction of units")->check(CLI::Range(0.0f, 1.0f));
   app.add_option("--norm-impl", cfg.norm_impl, "fused: one kernel per norm; composed: built from ops, as the paper's frameworks did")
       ->check(CLI::IsMember({"fused", "composed"}));
+  app.add_option("--preact-shift", cfg.preact_shift,
+                 "start the input of every normalized place shifted by C (a learnable offset per unit)");
   app.add_option("--eps", cfg.eps, "ε of the norms (inside the square root)")->check(CLI::PositiveNumber);
   app.add_option("--width", cfg.width, "channel multiplier (1: 96 and 192 channels)")->check(CLI::PositiveNumber);
   app.add_option("--epochs", cfg.epochs, "training epochs")->check(CLI::PositiveNumber);
@@ -152,6 +155,7 @@ int train(int argc, char** argv) {
   model_options.norm.kind = parse_norm_kind(cfg.norm);
   model_options.norm.p = cfg.p;
   model_options.norm.impl = parse_norm_impl(cfg.norm_impl);
+  model_options.norm.preact_shift = cfg.preact_shift;
   model_options.norm.eps = cfg.eps;
   model_options.width = cfg.width;
   Generator init_gen(run_options.seed), noise_gen(run_options.seed + 1);

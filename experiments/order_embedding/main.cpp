@@ -47,6 +47,7 @@ struct OeConfig {
   int64_t captions_per_image = 5;  // for a single caption file
   std::string norm = "rmsnorm";
   std::string norm_impl = "fused";  // fused kernels, or composed from ops as the paper's code
+  float preact_shift = 0.0f;        // every normalized place's input starts shifted by this (0: none)
   float p = 0.0625f;
   float eps = 1e-5f;
   std::string method = "order";
@@ -130,6 +131,8 @@ int train(int argc, char** argv) {
   app.add_option("--p", cfg.p, "pRMSNorm's fraction of units")->check(CLI::Range(0.0f, 1.0f));
   app.add_option("--norm-impl", cfg.norm_impl, "fused: one kernel per norm; composed: built from ops, as the paper's frameworks did")
       ->check(CLI::IsMember({"fused", "composed"}));
+  app.add_option("--preact-shift", cfg.preact_shift,
+                 "start the input of every normalized place shifted by C (a learnable offset per unit)");
   app.add_option("--eps", cfg.eps, "ε of the norms (inside the square root)")->check(CLI::PositiveNumber);
   app.add_option("--method", cfg.method, "order (order-violation penalty) or cosine (the symmetric baseline)")
       ->check(CLI::IsMember({"order", "cosine"}));
@@ -175,6 +178,7 @@ int train(int argc, char** argv) {
   model_options.norm.kind = parse_norm_kind(cfg.norm);
   model_options.norm.p = cfg.p;
   model_options.norm.impl = parse_norm_impl(cfg.norm_impl);
+  model_options.norm.preact_shift = cfg.preact_shift;
   model_options.norm.eps = cfg.eps;
   model_options.similarity = parse_similarity(cfg.method);
   model_options.margin = cfg.margin;

@@ -60,6 +60,7 @@ struct TranslationConfig {
   int synthetic_max_words = 25;
   std::string norm = "rmsnorm";
   std::string norm_impl = "fused";  // fused kernels, or composed from ops as the paper's code
+  float preact_shift = 0.0f;        // every normalized place's input starts shifted by this (0: none)
   float p = 0.0625f, eps = 1e-5f;
   int64_t embed = 256, hidden = 256, attention = 0;
   float dropout = 0.2f, label_smoothing = 0.1f;
@@ -79,6 +80,8 @@ void add_model_flags(CLI::App& app, TranslationConfig& cfg) {
   app.add_option("--p", cfg.p, "pRMSNorm's fraction of units")->check(CLI::Range(0.0f, 1.0f));
   app.add_option("--norm-impl", cfg.norm_impl, "fused: one kernel per norm; composed: built from ops, as the paper's frameworks did")
       ->check(CLI::IsMember({"fused", "composed"}));
+  app.add_option("--preact-shift", cfg.preact_shift,
+                 "start the input of every normalized place shifted by C (a learnable offset per unit)");
   app.add_option("--eps", cfg.eps, "ε of the norms")->check(CLI::PositiveNumber);
   app.add_option("--embed", cfg.embed, "word vectors and deep output size")->check(CLI::PositiveNumber);
   app.add_option("--hidden", cfg.hidden, "GRU units (per encoder direction)")->check(CLI::PositiveNumber);
@@ -95,6 +98,7 @@ RNNSearchOptions model_options(const TranslationConfig& cfg, int64_t vocab) {
   o.norm.kind = parse_norm_kind(cfg.norm);
   o.norm.p = cfg.p;
   o.norm.impl = parse_norm_impl(cfg.norm_impl);
+  o.norm.preact_shift = cfg.preact_shift;
   o.norm.eps = cfg.eps;
   o.dropout = cfg.dropout;
   o.label_smoothing = cfg.label_smoothing;
@@ -156,7 +160,8 @@ int translate_file(const TranslationConfig& cfg, const RunOptions& run_options) 
     }
   };
   take("norm", model_cfg.norm);
-  take("norm_impl", model_cfg.norm_impl);
+  take("norm-impl", model_cfg.norm_impl);
+  take("preact-shift", model_cfg.preact_shift);
   take("p", model_cfg.p);
   take("eps", model_cfg.eps);
   take("embed", model_cfg.embed);
