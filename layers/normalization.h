@@ -62,9 +62,9 @@ int64_t partial_units(int64_t n, float p);
 // was given a pre-activation shift (NormOptions::preact_shift, --preact-shift
 // C): a learnable offset per unit (per channel for conv maps) that starts at
 // C, so that the inputs of every normalized place start centred on C instead
-// of 0. LayerNorm removes any such offset; RMSNorm does not (the paper's
-// open question of re-centering; README, "Open questions"). With C = 0 no
-// offset exists and nothing changes.
+// of 0. LayerNorm removes any such offset; RMSNorm does not (the question the
+// paper left open: is re-centering dispensable only because inputs usually
+// start centred?). With C = 0 no offset exists and nothing changes.
 class Norm : public Module {
  public:
   Var forward(const Var& x);
