@@ -30,12 +30,7 @@
 #include "models/order_embedding.h"
 #include "models/rnnsearch.h"
 
-#if __has_include("core/allocation_tags.h")
 #include "core/allocation_tags.h"
-#define RG_MEMORY_TAGS(name) ScopedAllocationTag rg_tag_scope(name)
-#else
-#define RG_MEMORY_TAGS(name)
-#endif
 
 namespace rg::bench {
 
@@ -84,7 +79,7 @@ struct Tokens {
   Tensor mask;
 };
 inline Tokens random_tokens(int64_t batch, int64_t low, int64_t high, int64_t stride, int64_t vocab, Generator& gen) {
-  RG_MEMORY_TAGS("inputs");
+  ScopedAllocationTag tag("inputs");
   low = std::max<int64_t>(1, std::min(low, high));
   std::vector<int64_t> lengths(static_cast<size_t>(batch));
   for (int64_t b = 0; b < batch; ++b) lengths[static_cast<size_t>(b)] = low + (stride * b) % (high - low + 1);
@@ -105,7 +100,7 @@ inline Tokens random_tokens(int64_t batch, int64_t low, int64_t high, int64_t st
 // under the "optimizer state" tag.
 template <class Clip>
 void update(Adam& adam, Clip clip) {
-  RG_MEMORY_TAGS("optimizer state");
+  ScopedAllocationTag tag("optimizer state");
   clip();
   adam.step();
 }
@@ -119,7 +114,7 @@ inline MemoryModel make_rnnsearch(const MemorySizes& z, const std::string& norm)
   };
   auto s = std::make_shared<State>();
   {
-    RG_MEMORY_TAGS("parameters");
+    ScopedAllocationTag tag("parameters");
     RNNSearchOptions o;
     o.source_vocab = o.target_vocab = z.vocab;
     o.embed = z.embed;
@@ -158,7 +153,7 @@ inline MemoryModel make_reader(const MemorySizes& z, const std::string& norm) {
   };
   auto s = std::make_shared<State>();
   {
-    RG_MEMORY_TAGS("parameters");
+    ScopedAllocationTag tag("parameters");
     AttentiveReaderOptions o;
     o.vocab_size = z.vocab;
     o.embed_dim = z.embed;
@@ -179,7 +174,7 @@ inline MemoryModel make_reader(const MemorySizes& z, const std::string& norm) {
     for (int64_t i = 0; i < batch; ++i) answers.push_back(static_cast<int32_t>(i % k));
     s->candidates = Indices(Shape{batch, k}, candidates);
     s->answers = Indices(Shape{batch}, answers);
-    RG_MEMORY_TAGS("inputs");
+    ScopedAllocationTag tag("inputs");
     s->padding = Tensor::zeros(Shape{batch, k});
   };
   m.reshape(z.batch, z.src_len, z.tgt_len);
@@ -205,7 +200,7 @@ inline MemoryModel make_order_embedding(const MemorySizes& z, const std::string&
   };
   auto s = std::make_shared<State>();
   {
-    RG_MEMORY_TAGS("parameters");
+    ScopedAllocationTag tag("parameters");
     OrderEmbeddingOptions o;
     o.vocab_size = z.vocab;
     o.word_dim = z.embed;
@@ -217,7 +212,7 @@ inline MemoryModel make_order_embedding(const MemorySizes& z, const std::string&
   }
   s->words = random_tokens(z.batch, 6, z.src_len, 5, z.vocab, s->gen);  // 6–17 words
   {
-    RG_MEMORY_TAGS("inputs");
+    ScopedAllocationTag tag("inputs");
     s->images = normal(Shape{z.batch, 2048}, 0.0f, 1.0f, s->gen);
   }
   MemoryModel m;
@@ -242,7 +237,7 @@ inline MemoryModel make_convpool(const MemorySizes& z, const std::string& norm) 
   };
   auto s = std::make_shared<State>();
   {
-    RG_MEMORY_TAGS("parameters");
+    ScopedAllocationTag tag("parameters");
     ConvPoolCnnOptions o;
     o.norm.kind = parse_norm_kind(norm);
     o.norm.p = 0.125f;
@@ -252,7 +247,7 @@ inline MemoryModel make_convpool(const MemorySizes& z, const std::string& norm) 
     s->adam = std::make_unique<Adam>(s->model->named_parameters(), AdamOptions{.lr = 3e-3});
   }
   {
-    RG_MEMORY_TAGS("inputs");
+    ScopedAllocationTag tag("inputs");
     s->images = normal(Shape{z.batch, 3, 32, 32}, 0.0f, 1.0f, s->data);
   }
   for (int64_t i = 0; i < z.batch; ++i) s->labels.push_back(static_cast<int32_t>(s->data.randint(10)));
