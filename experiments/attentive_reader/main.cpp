@@ -32,12 +32,11 @@
 #include "core/error.h"
 #include "experiments/attentive_reader/reader_batches.h"
 #include "experiments/attentive_reader/reading_data.h"
-#include "experiments/common/progress.h"
+#include "experiments/common/norm_flags.h"
 #include "experiments/common/run.h"
-#include "experiments/common/training_checkpoint.h"
+#include "experiments/common/training_loop.h"
 #include "models/attentive_reader.h"
 #include "optim/adam.h"
-#include "optim/clip.h"
 
 using namespace rg;
 using namespace rg::reader;
@@ -50,24 +49,17 @@ struct ReaderConfig {
   int top_sentences = 4;
   bool anonymize = true;
   bool shuffle_entities = true;
-  std::string norm = "rmsnorm";
-  std::string norm_impl = "fused";  // fused kernels, or composed from ops as the paper's code
-  float preact_shift = 0.0f;        // every normalized place's input starts shifted by this (0: none)
-  float p = 0.0625f;
-  float eps = 1e-5f;
+  NormFlags norm;
   std::string cell = "lstm";
   std::string attention = "mlp";
   int64_t embed = 240, hidden = 240;
   float dropout = 0.5f;
   double lr = 8e-5;
   int64_t batch = 64;
-  double clip = 10.0;
-  int64_t steps = 2000;
-  int64_t eval_every = 100;
+  TrainingOptions loop{.steps = 2000, .eval_every = 100, .clip = 10.0};
   int64_t min_count = 1, max_vocab = 50000;
   int64_t synthetic_questions = 6000;
   int64_t limit = 0;
-  int64_t stop_after = 0;
 };
 
 std::vector<Question> read_questions(const ReaderConfig& cfg, const std::string& path, uint64_t seed) {
@@ -86,25 +78,24 @@ std::vector<Question> prepared(std::vector<Question> questions, bool anonymized)
   return questions;
 }
 
-struct Evaluation {
-  double loss = 0.0, error_pct = 0.0;
-};
+ReaderInputs inputs_of(const ReaderBatch& b) {
+  return {b.document, b.document_mask, b.query, b.query_mask, b.candidates, b.candidate_padding};
+}
 
 // Loss and error (% of questions whose best-scored candidate is not the
 // answer) over a whole set, in eval mode, entity ids as they are.
-Evaluation evaluate(AttentiveReader& model, const std::vector<EncodedQuestion>& set, const EntityShuffler& identity,
-                    int64_t batch) {
+Scores evaluate(AttentiveReader& model, const std::vector<EncodedQuestion>& set, const EntityShuffler& identity,
+                int64_t batch) {
   NoGradGuard no_grad;
   model.eval();
-  Evaluation result;
+  double loss = 0.0;
   int64_t wrong = 0;
   for (int64_t first = 0; first < static_cast<int64_t>(set.size()); first += batch) {
     Batch indices;
     for (int64_t i = first; i < std::min<int64_t>(first + batch, set.size()); ++i) indices.push_back(i);
     ReaderBatch b = make_batch(set, indices, identity);
-    ReaderInputs in{b.document, b.document_mask, b.query, b.query_mask, b.candidates, b.candidate_padding};
-    Var scores = model.forward(in).scores;
-    result.loss += cross_entropy(scores, b.answers).item() * static_cast<double>(b.size());
+    Var scores = model.forward(inputs_of(b)).scores;
+    loss += cross_entropy(scores, b.answers).item() * static_cast<double>(b.size());
     const int64_t k = scores.dim(1);
     for (int64_t r = 0; r < b.size(); ++r) {
       const float* row = scores.value().data() + r * k;
@@ -113,9 +104,7 @@ Evaluation evaluate(AttentiveReader& model, const std::vector<EncodedQuestion>& 
   }
   model.train();
   const double n = static_cast<double>(std::max<size_t>(set.size(), 1));
-  result.loss /= n;
-  result.error_pct = 100.0 * static_cast<double>(wrong) / n;
-  return result;
+  return Scores{.loss = loss / n, .fields = {{"error_pct", 100.0 * static_cast<double>(wrong) / n}}};
 }
 
 int train(int argc, char** argv) {
@@ -136,14 +125,8 @@ int train(int argc, char** argv) {
   app.add_option("--shuffle-entities", cfg.shuffle_entities,
                  "rename the entity ids afresh for every training batch (never needed by the synthetic task, "
                  "whose ids are drawn at random for every question)");
-  app.add_option("--norm", cfg.norm, "the normalization inside the recurrent layers")
-      ->check(CLI::IsMember({"none", "layernorm", "rmsnorm", "prmsnorm", "batchnorm"}));
-  app.add_option("--p", cfg.p, "pRMSNorm's fraction of units")->check(CLI::Range(0.0f, 1.0f));
-  app.add_option("--norm-impl", cfg.norm_impl, "fused: one kernel per norm; composed: built from ops, as the paper's frameworks did")
-      ->check(CLI::IsMember({"fused", "composed"}));
-  app.add_option("--preact-shift", cfg.preact_shift,
-                 "start the input of every normalized place shifted by C (a learnable offset per unit)");
-  app.add_option("--eps", cfg.eps, "ε of the norms")->check(CLI::PositiveNumber);
+  add_norm_flags(app, cfg.norm, {"none", "layernorm", "rmsnorm", "prmsnorm", "batchnorm"},
+                 "inside the recurrent layers");
   app.add_option("--cell", cfg.cell, "recurrent cell")->check(CLI::IsMember({"lstm", "gru"}));
   app.add_option("--attention", cfg.attention, "mlp (Hermann et al.'s tanh layer) or bilinear (Chen et al. 2016)")
       ->check(CLI::IsMember({"mlp", "bilinear"}));
@@ -153,17 +136,16 @@ int train(int argc, char** argv) {
       ->check(CLI::Range(0.0f, 0.99f));
   app.add_option("--lr", cfg.lr, "Adam learning rate")->check(CLI::PositiveNumber);
   app.add_option("--batch", cfg.batch, "questions per step")->check(CLI::PositiveNumber);
-  app.add_option("--clip", cfg.clip, "global gradient norm clip")->check(CLI::PositiveNumber);
-  app.add_option("--steps", cfg.steps, "training steps")->check(CLI::PositiveNumber);
-  app.add_option("--eval-every", cfg.eval_every, "steps between validations")->check(CLI::PositiveNumber);
+  app.add_option("--clip", cfg.loop.clip, "global gradient norm clip")->check(CLI::PositiveNumber);
+  app.add_option("--steps", cfg.loop.steps, "training steps")->check(CLI::PositiveNumber);
+  app.add_option("--eval-every", cfg.loop.eval_every, "steps between validations")->check(CLI::PositiveNumber);
   app.add_option("--min-count", cfg.min_count, "rarer words become <unk>")->check(CLI::PositiveNumber);
   app.add_option("--max-vocab", cfg.max_vocab, "vocabulary size limit (0: none)")->check(CLI::NonNegativeNumber);
   app.add_option("--synthetic-questions", cfg.synthetic_questions, "questions of the synthetic task")
       ->check(CLI::Range(20, 1 << 24));
   app.add_option("--limit", cfg.limit, "deepmind / cbt-book: read at most this many questions (0: all)")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--stop-after", cfg.stop_after, "stop after this step as if interrupted (for testing --resume)")
-      ->check(CLI::NonNegativeNumber);
+  add_stop_after_flag(app, cfg.loop);
   if (auto exit_code = parse_flags(app, argc, argv)) return *exit_code;
   check(cfg.data.empty() == (cfg.format == "synthetic"),
         "--format synthetic takes no --data, and every other format needs one (got --format {} --data '{}')",
@@ -203,86 +185,38 @@ int train(int argc, char** argv) {
   model_options.vocab_size = vocab.size();
   model_options.embed_dim = cfg.embed;
   model_options.hidden = cfg.hidden;
-  model_options.norm.kind = parse_norm_kind(cfg.norm);
-  model_options.norm.p = cfg.p;
-  model_options.norm.impl = parse_norm_impl(cfg.norm_impl);
-  model_options.norm.preact_shift = cfg.preact_shift;
-  model_options.norm.eps = cfg.eps;
+  model_options.norm = cfg.norm.options();
   model_options.cell = parse_reader_cell(cfg.cell);
   model_options.attention_kind = parse_reader_attention(cfg.attention);
   model_options.dropout = cfg.dropout;
   Generator init_gen(run_options.seed), noise_gen(run_options.seed + 1), entity_gen(run_options.seed + 2);
   AttentiveReader model(model_options, init_gen, noise_gen);
-  run.note(fmt::format("attentive reader, {} {} parameters, norm {}", model.parameter_count(), cfg.cell, cfg.norm));
+  run.note(fmt::format("attentive reader, {} {} parameters, norm {}", model.parameter_count(), cfg.cell, cfg.norm.norm));
 
   BatchCursor cursor(reader_batches(train_set, cfg.batch), run_options.seed + 3);
   EntityShuffler shuffled(vocab, entities), identity(vocab, entities);
   Adam adam(model.named_parameters(), AdamOptions{.lr = cfg.lr});
-  run.note(fmt::format("{} steps of up to {} questions ({} per epoch); Adam lr {}; clip {}", cfg.steps, cfg.batch,
-                       cursor.batches_per_epoch(), cfg.lr, cfg.clip));
+  run.note(fmt::format("{} steps of up to {} questions ({} per epoch); Adam lr {}; clip {}", cfg.loop.steps, cfg.batch,
+                       cursor.batches_per_epoch(), cfg.lr, cfg.loop.clip));
 
-  const std::string checkpoint = run.path("checkpoint.safetensors");
-  TrainingProgress progress;
-  progress.cursor = &cursor;
-  progress.generators = {{"init", &init_gen}, {"noise", &noise_gen}, {"entities", &entity_gen}};
-  if (run.resuming()) {
-    load_training_checkpoint(checkpoint, model, adam, progress);
-    run.note(fmt::format("resumed from {} at step {}", checkpoint, progress.step));
-  }
-  const int64_t per_epoch = cursor.batches_per_epoch();
-  auto epoch_of = [&](int64_t step) { return static_cast<double>(step) / per_epoch; };
-
-  auto validate_and_save = [&](int64_t step) {
-    auto paused = run.pause_clock();
-    Evaluation valid = evaluate(model, valid_set, identity, cfg.batch);
-    run.log_eval("valid", step, valid.loss, {{"error_pct", valid.error_pct}, {"epoch", epoch_of(step)}});
-    progress.step = step;
-    progress.epoch = cursor.epoch();
-    progress.train_seconds = run.train_seconds();
-    save_training_checkpoint(checkpoint, model, adam, progress, run.settings_json());
-  };
-
-  int64_t step = progress.step;
-  run.begin_training(step);
-  // The step-0 baseline; a run resumed from its step-0 checkpoint logged it already.
-  if (step == 0 && !run.resuming()) validate_and_save(0);
-  ProgressBar bar(cfg.steps, "train");
-  double interval_loss = 0.0;
-  int64_t interval_seen = 0;
-  while (step < cfg.steps) {
+  TrainingLoop loop(run, model, adam, cfg.loop);
+  loop.progress.cursor = &cursor;
+  loop.progress.generators = {{"init", &init_gen}, {"noise", &noise_gen}, {"entities", &entity_gen}};
+  loop.batch_loss = [&](int64_t) {
     if (shuffle) shuffled.shuffle(entity_gen);
     ReaderBatch b = make_batch(train_set, cursor.next(), shuffled);
-    ReaderInputs in{b.document, b.document_mask, b.query, b.query_mask, b.candidates, b.candidate_padding};
-    Var loss = model.loss(in, b.answers);
-    adam.zero_grad();
-    loss.backward();
-    clip_grad_norm(model.named_parameters(), cfg.clip);
-    adam.step();
-    ++step;
-    const double loss_value = loss.item();
-    check_finite_loss(step, loss_value);
-    interval_loss += loss_value;
-    interval_seen += 1;
-    tape().clear();
-    bar.update(step);
-    if (step % run_options.log_every == 0 || step == cfg.steps) {
-      run.log_train(step, interval_loss / interval_seen, {{"epoch", epoch_of(step)}});
-      interval_loss = 0.0;
-      interval_seen = 0;
-    }
-    if (step % cfg.eval_every == 0 || step == cfg.steps) validate_and_save(step);
-    if (step == cfg.stop_after) {
-      run.note(fmt::format("stopping after step {} (--stop-after)", step));
-      bar.finish();
-      return 0;
-    }
-  }
-  bar.finish();
-  if (!test_set.empty()) {
-    auto paused = run.pause_clock();
-    Evaluation result = evaluate(model, test_set, identity, cfg.batch);
-    run.log_eval("test", step, result.loss, {{"error_pct", result.error_pct}});
-  }
+    return model.loss(inputs_of(b), b.answers);
+  };
+  loop.validate = [&](int64_t) {
+    Scores valid = evaluate(model, valid_set, identity, cfg.batch);
+    return rg::Evaluation{.loss = valid.loss, .fields = valid.fields};
+  };
+  loop.test = [&](int64_t step) {
+    if (test_set.empty()) return;
+    Scores result = evaluate(model, test_set, identity, cfg.batch);
+    run.log_eval("test", step, result.loss, result.fields);
+  };
+  loop.run();
   return 0;
 }
 

@@ -25,9 +25,9 @@
 #include "experiments/cifar10/cifar_data.h"
 #include "experiments/cifar10/zca.h"
 #include "experiments/common/batching.h"
-#include "experiments/common/progress.h"
+#include "experiments/common/norm_flags.h"
 #include "experiments/common/run.h"
-#include "experiments/common/training_checkpoint.h"
+#include "experiments/common/training_loop.h"
 #include "models/convpool_cnn.h"
 #include "optim/adam.h"
 #include "optim/schedule.h"
@@ -39,11 +39,7 @@ namespace {
 
 struct CifarConfig {
   std::string data;              // empty: the synthetic task
-  std::string norm = "layernorm";
-  std::string norm_impl = "fused";  // fused kernels, or composed from ops as the paper's code
-  float preact_shift = 0.0f;        // every normalized place's input starts shifted by this (0: none)
-  float p = 0.125f;              // pRMSNorm's fraction, 12.5% for CIFAR
-  float eps = 1e-6f;             // the CIFAR code's ε
+  NormFlags norm{.norm = "layernorm", .p = 0.125f, .eps = 1e-6f};  // pRMSNorm 12.5%; the CIFAR code's ε
   double width = 1.0;
   int64_t epochs = 200;
   int64_t steps = 0;             // 0: epochs × batches per epoch
@@ -54,15 +50,11 @@ struct CifarConfig {
   std::string zca = "auto";      // auto: on for real data, off for the synthetic images
   std::string zca_cache = "runs/zca-cache";
   int64_t eval_batch = 500;
-  int64_t stop_after = 0;        // stop after this step as if interrupted (0: never); for resume tests
-};
-
-struct Evaluation {
-  double loss = 0.0, error_pct = 0.0;
+  TrainingOptions loop;          // steps and eval_every follow from the data; --stop-after
 };
 
 // Loss and error of the model in eval mode over a whole split, in chunks.
-Evaluation evaluate(ConvPoolCnnC& model, const cifar::ImageSet& set, int64_t chunk) {
+Scores evaluate(ConvPoolCnnC& model, const cifar::ImageSet& set, int64_t chunk) {
   NoGradGuard no_grad;
   model.eval();
   double loss_sum = 0.0;
@@ -83,7 +75,7 @@ Evaluation evaluate(ConvPoolCnnC& model, const cifar::ImageSet& set, int64_t chu
     }
   }
   model.train();
-  return {loss_sum / static_cast<double>(set.size()), 100.0 * static_cast<double>(wrong) / set.size()};
+  return {loss_sum / static_cast<double>(set.size()), {{"error_pct", 100.0 * static_cast<double>(wrong) / set.size()}}};
 }
 
 // (x − 127.5)/128 on every split, then ZCA fit on the training rows.
@@ -119,14 +111,8 @@ int train(int argc, char** argv) {
   app.add_option("--data", cfg.data,
                  "a folder of data_batch_*.bin (test_batch.bin optional), or image folders train/<class>/*.jpg "
                  "(a folder or .tar.gz); empty: synthetic images");
-  app.add_option("--norm", cfg.norm, "the normalization in every layer")
-      ->check(CLI::IsMember({"none", "batchnorm", "weightnorm", "layernorm", "rmsnorm", "prmsnorm", "l2norm"}));
-  app.add_option("--p", cfg.p, "pRMSNorm's fraction of units")->check(CLI::Range(0.0f, 1.0f));
-  app.add_option("--norm-impl", cfg.norm_impl, "fused: one kernel per norm; composed: built from ops, as the paper's frameworks did")
-      ->check(CLI::IsMember({"fused", "composed"}));
-  app.add_option("--preact-shift", cfg.preact_shift,
-                 "start the input of every normalized place shifted by C (a learnable offset per unit)");
-  app.add_option("--eps", cfg.eps, "ε of the norms (inside the square root)")->check(CLI::PositiveNumber);
+  add_norm_flags(app, cfg.norm, {"none", "batchnorm", "weightnorm", "layernorm", "rmsnorm", "prmsnorm", "l2norm"},
+                 "in every layer");
   app.add_option("--width", cfg.width, "channel multiplier (1: 96 and 192 channels)")->check(CLI::PositiveNumber);
   app.add_option("--epochs", cfg.epochs, "training epochs")->check(CLI::PositiveNumber);
   app.add_option("--steps", cfg.steps, "cap on the number of steps (0: epochs × batches)")->check(CLI::NonNegativeNumber);
@@ -139,9 +125,7 @@ int train(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "on", "off"}));
   app.add_option("--zca-cache", cfg.zca_cache, "folder caching the fitted ZCA transform (empty: no cache)");
   app.add_option("--eval-batch", cfg.eval_batch, "images per evaluation chunk")->check(CLI::PositiveNumber);
-  app.add_option("--stop-after", cfg.stop_after,
-                 "stop after this step as if interrupted; the schedule still spans the whole run (for testing --resume)")
-      ->check(CLI::NonNegativeNumber);
+  add_stop_after_flag(app, cfg.loop);  // the schedule still spans the whole run
   if (auto exit_code = parse_flags(app, argc, argv)) return *exit_code;
 
   Run run(app, run_options);
@@ -152,15 +136,11 @@ int train(int argc, char** argv) {
   preprocess(splits, cfg, run);
 
   ConvPoolCnnOptions model_options;
-  model_options.norm.kind = parse_norm_kind(cfg.norm);
-  model_options.norm.p = cfg.p;
-  model_options.norm.impl = parse_norm_impl(cfg.norm_impl);
-  model_options.norm.preact_shift = cfg.preact_shift;
-  model_options.norm.eps = cfg.eps;
+  model_options.norm = cfg.norm.options();
   model_options.width = cfg.width;
   Generator init_gen(run_options.seed), noise_gen(run_options.seed + 1);
   ConvPoolCnnC model(model_options, init_gen, noise_gen);
-  run.note(fmt::format("ConvPool-CNN-C, {} parameters, norm {}", model.parameter_count(), cfg.norm));
+  run.note(fmt::format("ConvPool-CNN-C, {} parameters, norm {}", model.parameter_count(), cfg.norm.norm));
 
   BatchCursor cursor(shuffled_batches(splits.train.size(), cfg.batch, true), run_options.seed + 2);
   const int64_t per_epoch = cursor.batches_per_epoch();
@@ -172,84 +152,48 @@ int train(int argc, char** argv) {
   run.note(fmt::format("{} steps of {} images ({} per epoch); lr {}; β1 0.9 then 0.5 after step {}", total, cfg.batch,
                        per_epoch, schedule.str(), total / 2));
 
-  const std::string checkpoint = run.path("checkpoint.safetensors");
-  TrainingProgress progress;
-  progress.generators = {{"init", &init_gen}, {"noise", &noise_gen}};
-  progress.cursor = &cursor;
-  if (run.resuming()) {
-    load_training_checkpoint(checkpoint, model, adam, progress);
-    run.note(fmt::format("resumed from {} at step {}", checkpoint, progress.step));
-  } else if (model_options.norm.kind == NormKind::WeightNorm) {
+  if (!run.resuming() && model_options.norm.kind == NormKind::WeightNorm) {
     model.init_weight_norm(cifar::take(splits.train, 500).images);
     run.note("weightnorm: data-dependent initialisation on 500 training images");
   }
 
-  auto evaluate_and_save = [&](int64_t step) {
-    auto paused = run.pause_clock();
-    const double epoch = static_cast<double>(step) / per_epoch;
-    Evaluation valid = evaluate(model, splits.valid, cfg.eval_batch);
-    run.log_eval("valid", step, valid.loss, {{"error_pct", valid.error_pct}, {"epoch", epoch}});
-    if (splits.test.size() > 0) {
-      Evaluation test = evaluate(model, splits.test, cfg.eval_batch);
-      run.log_eval("test", step, test.loss, {{"error_pct", test.error_pct}, {"epoch", epoch}});
-    }
-    progress.step = step;
-    progress.epoch = cursor.epoch();
-    progress.train_seconds = run.train_seconds();
-    save_training_checkpoint(checkpoint, model, adam, progress, run.settings_json());
-  };
-
-  int64_t step = progress.step;
-  run.begin_training(step);
-  // The step-0 baseline; a run resumed from its step-0 checkpoint logged it already.
-  if (step == 0 && !run.resuming()) evaluate_and_save(0);
-  ProgressBar bar(total, "train");
-  double interval_loss = 0.0;
-  int64_t interval_wrong = 0, interval_seen = 0;
+  cfg.loop.steps = total;
+  cfg.loop.eval_every = per_epoch;
+  TrainingLoop loop(run, model, adam, cfg.loop);
+  loop.progress.generators = {{"init", &init_gen}, {"noise", &noise_gen}};
+  loop.progress.cursor = &cursor;
   Tensor images = Tensor::empty(Shape{cfg.batch, 3, cifar::kSide, cifar::kSide});
   std::vector<int32_t> labels(cfg.batch);
-  while (step < total) {
+  int64_t interval_wrong = 0, interval_steps = 0;  // the training error of each logged interval
+  loop.batch_loss = [&](int64_t step) {
     const Batch& batch = cursor.next();
     for (size_t i = 0; i < batch.size(); ++i) {
       std::copy_n(splits.train.images.data() + batch[i] * cifar::kPixels, cifar::kPixels,
                   images.data() + static_cast<int64_t>(i) * cifar::kPixels);
       labels[i] = splits.train.labels[batch[i]];
     }
-    adam.set_lr(schedule.lr(step + 1));
-    adam.set_beta1(step + 1 > total / 2 ? 0.5 : 0.9);
-
+    adam.set_lr(schedule.lr(step));
+    adam.set_beta1(step > total / 2 ? 0.5 : 0.9);
     Var logits = model(constant(images));
-    Var loss = cross_entropy(logits, Indices(labels));
-    adam.zero_grad();
-    loss.backward();
-    adam.step();
-    ++step;
-    const double loss_value = loss.item();
-    check_finite_loss(step, loss_value);
     for (int64_t i = 0; i < cfg.batch; ++i) {
       const float* row = logits.value().data() + i * logits.dim(1);
       interval_wrong += (std::max_element(row, row + logits.dim(1)) - row) != labels[i];
     }
-    interval_loss += loss_value;
-    interval_seen += 1;
-    tape().clear();
-    bar.update(step);
-
-    if (step % run_options.log_every == 0 || step == total) {
-      run.log_train(step, interval_loss / interval_seen,
-                    {{"error_pct", 100.0 * interval_wrong / (interval_seen * cfg.batch)},
-                     {"lr", adam.lr()},
-                     {"epoch", static_cast<double>(step) / per_epoch}});
-      interval_loss = 0.0;
-      interval_wrong = interval_seen = 0;
-    }
-    if (step % per_epoch == 0 || step == total) evaluate_and_save(step);
-    if (step == cfg.stop_after) {
-      run.note(fmt::format("stopping after step {} (--stop-after)", step));
-      break;
-    }
-  }
-  bar.finish();
+    interval_steps += 1;
+    return cross_entropy(logits, Indices(labels));
+  };
+  loop.train_fields = [&]() -> Run::Fields {
+    const double error_pct = 100.0 * interval_wrong / (interval_steps * cfg.batch);
+    interval_wrong = interval_steps = 0;
+    return {{"error_pct", error_pct}, {"lr", adam.lr()}};
+  };
+  loop.validate = [&](int64_t) {
+    const Scores valid = evaluate(model, splits.valid, cfg.eval_batch);
+    rg::Evaluation result{.loss = valid.loss, .fields = valid.fields};
+    if (splits.test.size() > 0) result.test = evaluate(model, splits.test, cfg.eval_batch);
+    return result;
+  };
+  loop.run();
   return 0;
 }
 

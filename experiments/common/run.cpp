@@ -187,7 +187,7 @@ void write_replacing(const std::string& file, const std::string& text) {
 }  // namespace
 
 Run::Run(const CLI::App& app, const RunOptions& options)
-    : dir_(options.out), resuming_(options.resume), created_(Clock::now()),
+    : dir_(options.out), resuming_(options.resume), log_every_(options.log_every), created_(Clock::now()),
       uncaught_at_creation_(std::uncaught_exceptions()) {
   check(!options.out.empty(), "--out is empty; name a run directory");
   std::error_code ec;

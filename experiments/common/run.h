@@ -132,6 +132,7 @@ class Run {
   const std::filesystem::path& dir() const { return dir_; }
   std::string path(std::string_view file_name) const;  // <out>/<file_name>
   bool resuming() const { return resuming_; }
+  int64_t log_every() const { return log_every_; }  // --log-every: steps between train lines
   const std::string& settings_json() const { return settings_json_; }  // config.json's text
 
   // Called once, right before the training loop, with the step training starts
@@ -166,6 +167,7 @@ class Run {
 
   std::filesystem::path dir_;
   bool resuming_ = false;
+  int64_t log_every_ = 100;
   std::string settings_json_;
   std::ofstream log_;
   std::ofstream metrics_;

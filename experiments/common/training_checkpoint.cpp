@@ -35,4 +35,13 @@ void load_training_checkpoint(const std::string& path, Module& model, Optimizer&
   restore_tensors(c, "optim.", optimizer.named_state());
 }
 
+int64_t load_trained_model(const std::string& path, Module& model) {
+  Checkpoint c = load_checkpoint(path);
+  TrainingProgress progress;  // no generators, no cursor: only the step is kept
+  read_training_progress(c, progress);
+  restore_tensors(c, "param.", parameter_values(model));
+  restore_tensors(c, "buffer.", model.named_buffers());
+  return progress.step;
+}
+
 }  // namespace rg

@@ -25,4 +25,8 @@ void save_training_checkpoint(const std::string& path, const Module& model, Opti
 void load_training_checkpoint(const std::string& path, Module& model, Optimizer& optimizer,
                               TrainingProgress& progress);
 
+// Restores only the model's parameters and buffers (to evaluate a kept
+// checkpoint, e.g. best.safetensors); returns the step it was saved at.
+int64_t load_trained_model(const std::string& path, Module& model);
+
 }  // namespace rg

@@ -27,14 +27,13 @@
 #include "autograd/ops.h"
 #include "core/error.h"
 #include "experiments/common/batching.h"
-#include "experiments/common/progress.h"
+#include "experiments/common/norm_flags.h"
 #include "experiments/common/run.h"
-#include "experiments/common/training_checkpoint.h"
+#include "experiments/common/training_loop.h"
 #include "experiments/order_embedding/caption_data.h"
 #include "experiments/order_embedding/retrieval.h"
 #include "models/order_embedding.h"
 #include "optim/adam.h"
-#include "optim/clip.h"
 
 using namespace rg;
 using namespace rg::oe;
@@ -45,23 +44,20 @@ struct OeConfig {
   std::string features;  // empty: the synthetic task
   std::vector<std::string> captions;
   int64_t captions_per_image = 5;  // for a single caption file
-  std::string norm = "rmsnorm";
-  std::string norm_impl = "fused";  // fused kernels, or composed from ops as the paper's code
-  float preact_shift = 0.0f;        // every normalized place's input starts shifted by this (0: none)
-  float p = 0.0625f;
-  float eps = 1e-5f;
+  NormFlags norm;
   std::string method = "order";
   float margin = 0.0f;  // 0: 0.05 for order, 0.2 for cosine
   int64_t word_dim = 300, embed_dim = 1024;
   int64_t batch = 128;
   double lr = 1e-3;
-  double clip = 2.0;
-  int64_t steps = 2000;
-  int64_t eval_every = 100;
+  TrainingOptions loop{.steps = 2000,
+                       .eval_every = 100,
+                       .clip = 2.0,
+                       .clip_per_parameter = true,
+                       .best_metric = "R@1+R@5+R@10 (image retrieval)"};
   int64_t min_count = 2;
   int64_t fold_images = 1000;
   int64_t synthetic_images = 2000, synthetic_dim = 256;
-  int64_t stop_after = 0;
 };
 
 // Captions [first, first + count) of a set as one padded batch.
@@ -79,19 +75,13 @@ Tensor feature_rows(const RetrievalSet& set, const std::vector<int64_t>& images)
   return out;
 }
 
-struct Evaluation {
-  double loss = 0.0;
-  RetrievalScores scores;
-};
-
 // The retrieval metrics in folds, and the contrastive loss of the set's
 // images with their first captions in batches of `batch` (the scale of a
 // training batch's loss).
-Evaluation evaluate(OrderEmbeddingModel& model, const RetrievalSet& set, int64_t fold_images, int64_t batch) {
+rg::Evaluation evaluate(OrderEmbeddingModel& model, const RetrievalSet& set, int64_t fold_images, int64_t batch) {
   NoGradGuard no_grad;
   const int64_t k = set.captions_per_image, n = set.num_images();
-  Evaluation result;
-  result.scores = fold_scores(n, k, fold_images, [&](int64_t first, int64_t count) {
+  const RetrievalScores scores = fold_scores(n, k, fold_images, [&](int64_t first, int64_t count) {
     std::vector<Var> captions;
     for (int64_t c = first * k; c < (first + count) * k; c += 500) {
       PaddedBatch b = caption_batch(set, c, std::min<int64_t>(500, (first + count) * k - c));
@@ -102,16 +92,17 @@ Evaluation evaluate(OrderEmbeddingModel& model, const RetrievalSet& set, int64_t
     Var images = model.encode_images(constant(feature_rows(set, rows)));
     return model.errors(concat(captions, 0), images).value();
   });
+  double loss = 0.0;
   int64_t batches = 0;
   for (int64_t first = 0; first + 1 < n; first += batch, ++batches) {
     const int64_t count = std::min(batch, n - first);  // ≥ 2: one pair has no negatives
     std::vector<int64_t> images, captions;
     for (int64_t i = 0; i < count; ++i) images.push_back(first + i), captions.push_back((first + i) * k);
     PaddedBatch b = pad_batch(set.captions, captions);
-    result.loss += model.loss(b.ids, b.mask, constant(feature_rows(set, images))).item();
+    loss += model.loss(b.ids, b.mask, constant(feature_rows(set, images))).item();
   }
-  result.loss /= std::max<int64_t>(batches, 1);
-  return result;
+  return {.loss = loss / static_cast<double>(std::max<int64_t>(batches, 1)), .fields = scores.fields(),
+          .score = scores.rsum()};
 }
 
 int train(int argc, char** argv) {
@@ -126,14 +117,7 @@ int train(int argc, char** argv) {
       ->delimiter(',');
   app.add_option("--captions-per-image", cfg.captions_per_image, "K when --captions is one file")
       ->check(CLI::PositiveNumber);
-  app.add_option("--norm", cfg.norm, "the normalization inside the GRU")
-      ->check(CLI::IsMember({"none", "layernorm", "rmsnorm", "prmsnorm"}));
-  app.add_option("--p", cfg.p, "pRMSNorm's fraction of units")->check(CLI::Range(0.0f, 1.0f));
-  app.add_option("--norm-impl", cfg.norm_impl, "fused: one kernel per norm; composed: built from ops, as the paper's frameworks did")
-      ->check(CLI::IsMember({"fused", "composed"}));
-  app.add_option("--preact-shift", cfg.preact_shift,
-                 "start the input of every normalized place shifted by C (a learnable offset per unit)");
-  app.add_option("--eps", cfg.eps, "ε of the norms (inside the square root)")->check(CLI::PositiveNumber);
+  add_norm_flags(app, cfg.norm, {"none", "layernorm", "rmsnorm", "prmsnorm"}, "inside the GRU");
   app.add_option("--method", cfg.method, "order (order-violation penalty) or cosine (the symmetric baseline)")
       ->check(CLI::IsMember({"order", "cosine"}));
   app.add_option("--margin", cfg.margin, "contrastive margin (0: 0.05 for order, 0.2 for cosine)")
@@ -142,9 +126,10 @@ int train(int argc, char** argv) {
   app.add_option("--embed-dim", cfg.embed_dim, "GRU hidden size and joint space size")->check(CLI::PositiveNumber);
   app.add_option("--batch", cfg.batch, "caption–image pairs per step")->check(CLI::Range(2, 1 << 20));
   app.add_option("--lr", cfg.lr, "Adam learning rate")->check(CLI::PositiveNumber);
-  app.add_option("--clip", cfg.clip, "each parameter's gradient norm is clipped to this")->check(CLI::PositiveNumber);
-  app.add_option("--steps", cfg.steps, "training steps")->check(CLI::PositiveNumber);
-  app.add_option("--eval-every", cfg.eval_every, "steps between validations")->check(CLI::PositiveNumber);
+  app.add_option("--clip", cfg.loop.clip, "each parameter's gradient norm is clipped to this")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--steps", cfg.loop.steps, "training steps")->check(CLI::PositiveNumber);
+  app.add_option("--eval-every", cfg.loop.eval_every, "steps between validations")->check(CLI::PositiveNumber);
   app.add_option("--min-count", cfg.min_count, "words seen fewer times in training become <unk>")
       ->check(CLI::PositiveNumber);
   app.add_option("--fold-images", cfg.fold_images, "images per evaluation fold")->check(CLI::PositiveNumber);
@@ -152,8 +137,7 @@ int train(int argc, char** argv) {
       ->check(CLI::Range(10, 1 << 24));
   app.add_option("--synthetic-dim", cfg.synthetic_dim, "feature size of the synthetic images")
       ->check(CLI::PositiveNumber);
-  app.add_option("--stop-after", cfg.stop_after, "stop after this step as if interrupted (for testing --resume)")
-      ->check(CLI::NonNegativeNumber);
+  add_stop_after_flag(app, cfg.loop);
   if (auto exit_code = parse_flags(app, argc, argv)) return *exit_code;
   check(cfg.features.empty() == cfg.captions.empty(),
         "--features and --captions go together (both empty: the "
@@ -175,107 +159,43 @@ int train(int argc, char** argv) {
   model_options.word_dim = cfg.word_dim;
   model_options.embed_dim = cfg.embed_dim;
   model_options.image_dim = corpus.features.dim(1);
-  model_options.norm.kind = parse_norm_kind(cfg.norm);
-  model_options.norm.p = cfg.p;
-  model_options.norm.impl = parse_norm_impl(cfg.norm_impl);
-  model_options.norm.preact_shift = cfg.preact_shift;
-  model_options.norm.eps = cfg.eps;
+  model_options.norm = cfg.norm.options();
   model_options.similarity = parse_similarity(cfg.method);
   model_options.margin = cfg.margin;
   Generator init_gen(run_options.seed);
   OrderEmbeddingModel model(model_options, init_gen);
   run.note(fmt::format("order-embedding model, {} parameters, norm {}, {} similarity, margin {}",
-                       model.parameter_count(), cfg.norm, cfg.method, model.margin()));
+                       model.parameter_count(), cfg.norm.norm, cfg.method, model.margin()));
 
   std::vector<int64_t> lengths;
   for (const auto& c : splits.train.captions) lengths.push_back(static_cast<int64_t>(c.size()));
   BatchCursor cursor(distinct_image_batches(lengths, splits.train.captions_per_image, cfg.batch), run_options.seed + 1);
   Adam adam(model.named_parameters(), AdamOptions{.lr = cfg.lr});
-  run.note(fmt::format("{} steps of up to {} pairs ({} per epoch); Adam lr {}; per-parameter clip {}", cfg.steps,
-                       cfg.batch, cursor.batches_per_epoch(), cfg.lr, cfg.clip));
+  run.note(fmt::format("{} steps of up to {} pairs ({} per epoch); Adam lr {}; per-parameter clip {}", cfg.loop.steps,
+                       cfg.batch, cursor.batches_per_epoch(), cfg.lr, cfg.loop.clip));
 
-  const std::string checkpoint = run.path("checkpoint.safetensors"), best = run.path("best.safetensors");
-  TrainingProgress progress;
-  progress.cursor = &cursor;
-  progress.best_metric = -1.0;
-  if (run.resuming()) {
-    load_training_checkpoint(checkpoint, model, adam, progress);
-    run.note(fmt::format("resumed from {} at step {}", checkpoint, progress.step));
-  }
-  const int64_t per_epoch = cursor.batches_per_epoch();
-  auto epoch_of = [&](int64_t step) { return static_cast<double>(step) / per_epoch; };
-
-  auto validate_and_save = [&](int64_t step) {
-    auto paused = run.pause_clock();
-    Evaluation valid = evaluate(model, splits.valid, cfg.fold_images, cfg.batch);
-    auto fields = valid.scores.fields();
-    fields.emplace_back("epoch", epoch_of(step));
-    run.log_eval("valid", step, valid.loss, fields);
-    progress.step = step;
-    progress.epoch = cursor.epoch();
-    progress.train_seconds = run.train_seconds();
-    if (valid.scores.rsum() > progress.best_metric) {
-      progress.best_metric = valid.scores.rsum();
-      save_training_checkpoint(best, model, adam, progress, run.settings_json());
-      run.note(fmt::format("step {}: best validation R@1+R@5+R@10 (image retrieval) so far, {:.2f}; kept in {}", step,
-                           progress.best_metric, best));
-    }
-    save_training_checkpoint(checkpoint, model, adam, progress, run.settings_json());
-  };
-
-  int64_t step = progress.step;
-  run.begin_training(step);
-  // The step-0 baseline; a run resumed from its step-0 checkpoint logged it already.
-  if (step == 0 && !run.resuming()) validate_and_save(0);
-  ProgressBar bar(cfg.steps, "train");
-  double interval_loss = 0.0;
-  int64_t interval_seen = 0;
-  bool stopped = false;
-  while (step < cfg.steps) {
+  TrainingLoop loop(run, model, adam, cfg.loop);
+  loop.progress.cursor = &cursor;
+  loop.batch_loss = [&](int64_t) {
     const Batch& batch = cursor.next();
     PaddedBatch captions = pad_batch(splits.train.captions, batch);
     std::vector<int64_t> images;
     for (int64_t c : batch) images.push_back(c / splits.train.captions_per_image);
-    Var loss = model.loss(captions.ids, captions.mask, constant(feature_rows(splits.train, images)));
-    adam.zero_grad();
-    loss.backward();
-    clip_grad_norm_per_parameter(model.named_parameters(), cfg.clip);
-    adam.step();
-    ++step;
-    const double loss_value = loss.item();
-    check_finite_loss(step, loss_value);
-    interval_loss += loss_value;
-    interval_seen += 1;
-    tape().clear();
-    bar.update(step);
-    if (step % run_options.log_every == 0 || step == cfg.steps) {
-      run.log_train(step, interval_loss / interval_seen, {{"epoch", epoch_of(step)}});
-      interval_loss = 0.0;
-      interval_seen = 0;
-    }
-    if (step % cfg.eval_every == 0 || step == cfg.steps) validate_and_save(step);
-    if (step == cfg.stop_after) {
-      run.note(fmt::format("stopping after step {} (--stop-after)", step));
-      stopped = true;
-      break;
-    }
-  }
-  bar.finish();
-  if (stopped) return 0;
-
+    return model.loss(captions.ids, captions.mask, constant(feature_rows(splits.train, images)));
+  };
+  loop.validate = [&](int64_t) { return evaluate(model, splits.valid, cfg.fold_images, cfg.batch); };
   // The selected model on the test images. (Its validation scores are on the
   // valid line of its step; logging them again here would put two points at
   // the last step of the validation curve.)
-  if (splits.test.num_images() >= 2) {
-    TrainingProgress best_progress;
-    load_training_checkpoint(best, model, adam, best_progress);
-    auto paused = run.pause_clock();
-    run.note(fmt::format("the best model (step {}) on the test images", best_progress.step));
-    Evaluation test = evaluate(model, splits.test, cfg.fold_images, cfg.batch);
-    auto fields = test.scores.fields();
-    fields.emplace_back("selected_step", static_cast<double>(best_progress.step));
-    run.log_eval("test", step, test.loss, fields);
-  }
+  loop.test = [&](int64_t step) {
+    if (splits.test.num_images() < 2) return;
+    const int64_t selected = loop.load_best();
+    run.note(fmt::format("the best model (step {}) on the test images", selected));
+    rg::Evaluation test = evaluate(model, splits.test, cfg.fold_images, cfg.batch);
+    test.fields.emplace_back("selected_step", static_cast<double>(selected));
+    run.log_eval("test", step, test.loss, test.fields);
+  };
+  loop.run();
   return 0;
 }
 

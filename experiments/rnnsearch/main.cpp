@@ -36,16 +36,15 @@
 #include "core/parallel.h"
 #include "experiments/common/bleu.h"
 #include "experiments/common/checkpoint.h"
-#include "experiments/common/progress.h"
+#include "experiments/common/norm_flags.h"
 #include "experiments/common/run.h"
 #include "experiments/common/text_file.h"
-#include "experiments/common/training_checkpoint.h"
+#include "experiments/common/training_loop.h"
 #include "experiments/rnnsearch/beam_search.h"
 #include "experiments/rnnsearch/synthetic_translation.h"
 #include "experiments/rnnsearch/translation_data.h"
 #include "models/rnnsearch.h"
 #include "optim/adam.h"
-#include "optim/clip.h"
 
 using namespace rg;
 namespace fs = std::filesystem;
@@ -58,31 +57,20 @@ struct TranslationConfig {
   int64_t vocab_size = 8000, max_length = 80;
   int64_t synthetic_pairs = 20000;
   int synthetic_max_words = 25;
-  std::string norm = "rmsnorm";
-  std::string norm_impl = "fused";  // fused kernels, or composed from ops as the paper's code
-  float preact_shift = 0.0f;        // every normalized place's input starts shifted by this (0: none)
-  float p = 0.0625f, eps = 1e-5f;
+  NormFlags norm;
   int64_t embed = 256, hidden = 256, attention = 0;
   float dropout = 0.2f, label_smoothing = 0.1f;
   double lr = 1e-4;
   int64_t batch = 80, max_tokens = 0;
-  double clip = 1.0;
-  int64_t steps = 10000, eval_every = 1000;
+  TrainingOptions loop{.steps = 10000, .eval_every = 1000, .clip = 1.0, .best_metric = "BLEU"};
   int beam = 5, valid_beam = 5;
   float length_norm = 1.0f;
   int64_t valid_limit = 0, decode_batch = 40;
-  int64_t stop_after = 0;
 };
 
 void add_model_flags(CLI::App& app, TranslationConfig& cfg) {
-  app.add_option("--norm", cfg.norm, "normalization in every GRU, the attention, the initial state and the deep output")
-      ->check(CLI::IsMember({"none", "layernorm", "rmsnorm", "prmsnorm", "l2norm", "weightnorm"}));
-  app.add_option("--p", cfg.p, "pRMSNorm's fraction of units")->check(CLI::Range(0.0f, 1.0f));
-  app.add_option("--norm-impl", cfg.norm_impl, "fused: one kernel per norm; composed: built from ops, as the paper's frameworks did")
-      ->check(CLI::IsMember({"fused", "composed"}));
-  app.add_option("--preact-shift", cfg.preact_shift,
-                 "start the input of every normalized place shifted by C (a learnable offset per unit)");
-  app.add_option("--eps", cfg.eps, "ε of the norms")->check(CLI::PositiveNumber);
+  add_norm_flags(app, cfg.norm, {"none", "layernorm", "rmsnorm", "prmsnorm", "l2norm", "weightnorm"},
+                 "in every GRU, the attention, the initial state and the deep output");
   app.add_option("--embed", cfg.embed, "word vectors and deep output size")->check(CLI::PositiveNumber);
   app.add_option("--hidden", cfg.hidden, "GRU units (per encoder direction)")->check(CLI::PositiveNumber);
   app.add_option("--attention", cfg.attention, "attention MLP size (0: the context size, 2·hidden)")
@@ -95,11 +83,7 @@ RNNSearchOptions model_options(const TranslationConfig& cfg, int64_t vocab) {
   o.embed = cfg.embed;
   o.hidden = cfg.hidden;
   o.attention = cfg.attention;
-  o.norm.kind = parse_norm_kind(cfg.norm);
-  o.norm.p = cfg.p;
-  o.norm.impl = parse_norm_impl(cfg.norm_impl);
-  o.norm.preact_shift = cfg.preact_shift;
-  o.norm.eps = cfg.eps;
+  o.norm = cfg.norm.options();
   o.dropout = cfg.dropout;
   o.label_smoothing = cfg.label_smoothing;
   return o;
@@ -159,11 +143,11 @@ int translate_file(const TranslationConfig& cfg, const RunOptions& run_options) 
                               (dir / "config.json").string(), key, saved[key].dump()));
     }
   };
-  take("norm", model_cfg.norm);
-  take("norm-impl", model_cfg.norm_impl);
-  take("preact-shift", model_cfg.preact_shift);
-  take("p", model_cfg.p);
-  take("eps", model_cfg.eps);
+  take("norm", model_cfg.norm.norm);
+  take("norm-impl", model_cfg.norm.impl);
+  take("preact-shift", model_cfg.norm.preact_shift);
+  take("p", model_cfg.norm.p);
+  take("eps", model_cfg.norm.eps);
   take("embed", model_cfg.embed);
   take("hidden", model_cfg.hidden);
   take("attention", model_cfg.attention);
@@ -254,9 +238,9 @@ int train(int argc, char** argv) {
   app.add_option("--lr", cfg.lr, "Adam learning rate")->check(CLI::PositiveNumber);
   app.add_option("--batch", cfg.batch, "sentences per step")->check(CLI::PositiveNumber);
   app.add_option("--max-tokens", cfg.max_tokens, "padded tokens per step (0: no limit)")->check(CLI::NonNegativeNumber);
-  app.add_option("--clip", cfg.clip, "global gradient norm clip")->check(CLI::PositiveNumber);
-  app.add_option("--steps", cfg.steps, "training steps")->check(CLI::PositiveNumber);
-  app.add_option("--eval-every", cfg.eval_every, "steps between validations")->check(CLI::PositiveNumber);
+  app.add_option("--clip", cfg.loop.clip, "global gradient norm clip")->check(CLI::PositiveNumber);
+  app.add_option("--steps", cfg.loop.steps, "training steps")->check(CLI::PositiveNumber);
+  app.add_option("--eval-every", cfg.loop.eval_every, "steps between validations")->check(CLI::PositiveNumber);
   app.add_option("--beam", cfg.beam, "beam size for the test set and --translate (1: greedy)")->check(CLI::Range(1, 100));
   app.add_option("--valid-beam", cfg.valid_beam, "beam size for validation BLEU")->check(CLI::Range(1, 100));
   app.add_option("--length-norm", cfg.length_norm, "rank finished hypotheses by score / length^this (0: off)")
@@ -264,8 +248,7 @@ int train(int argc, char** argv) {
   app.add_option("--valid-limit", cfg.valid_limit, "validation BLEU on the first N sentences (0: all)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--decode-batch", cfg.decode_batch, "sentences per beam-search batch")->check(CLI::PositiveNumber);
-  app.add_option("--stop-after", cfg.stop_after, "stop after this step as if interrupted (for testing --resume)")
-      ->check(CLI::NonNegativeNumber);
+  add_stop_after_flag(app, cfg.loop);
   if (auto exit_code = parse_flags(app, argc, argv)) return *exit_code;
   if (!cfg.translate.empty()) return translate_file(cfg, run_options);
   const bool synthetic = cfg.train_src.empty();
@@ -298,102 +281,49 @@ int train(int argc, char** argv) {
 
   Generator init_gen(run_options.seed), noise_gen(run_options.seed + 1);
   RNNSearch model(model_options(cfg, subword.vocab_size()), init_gen, noise_gen);
-  run.note(fmt::format("RNNSearch, {} parameters, norm {}", model.parameter_count(), cfg.norm));
+  run.note(fmt::format("RNNSearch, {} parameters, norm {}", model.parameter_count(), cfg.norm.norm));
 
   BucketOptions buckets;
   buckets.max_sentences = cfg.batch;
   buckets.max_tokens = cfg.max_tokens;
   BatchCursor cursor(translation_batches(train_pairs, buckets), run_options.seed + 3);
   Adam adam(model.named_parameters(), AdamOptions{.lr = cfg.lr});
-  run.note(fmt::format("{} steps of up to {} sentences ({} per epoch); Adam lr {}; clip {}", cfg.steps, cfg.batch,
-                       cursor.batches_per_epoch(), cfg.lr, cfg.clip));
-
-  const std::string checkpoint = run.path("checkpoint.safetensors"), best = run.path("best.safetensors");
+  run.note(fmt::format("{} steps of up to {} sentences ({} per epoch); Adam lr {}; clip {}", cfg.loop.steps, cfg.batch,
+                       cursor.batches_per_epoch(), cfg.lr, cfg.loop.clip));
   fs::create_directories(run.path("hypotheses"));
-  TrainingProgress progress;
-  progress.cursor = &cursor;
-  progress.generators = {{"init", &init_gen}, {"noise", &noise_gen}};
-  progress.best_metric = -1.0;
-  if (run.resuming()) {
-    load_training_checkpoint(checkpoint, model, adam, progress);
-    run.note(fmt::format("resumed from {} at step {}", checkpoint, progress.step));
-  }
-  const int64_t per_epoch = cursor.batches_per_epoch();
-  auto epoch_of = [&](int64_t step) { return static_cast<double>(step) / per_epoch; };
-  BeamOptions valid_beam{.beam = cfg.valid_beam, .length_norm = cfg.length_norm};
 
-  auto validate_and_save = [&](int64_t step) {
-    auto paused = run.pause_clock();
-    const double loss = token_loss(model, valid_pairs, cfg.decode_batch);
-    std::vector<std::string> hyps =
-        detokenized(subword, translate_all(model, valid_sources, valid_beam, cfg.decode_batch));
-    write_lines(run.path(fmt::format("hypotheses/valid.step{}.txt", step)), hyps);
-    const BleuScore bleu = corpus_bleu(hyps, {valid_refs});
-    run.log_eval("valid", step, loss, {{"bleu", bleu.score}, {"epoch", epoch_of(step)}});
-    progress.step = step;
-    progress.epoch = cursor.epoch();
-    progress.train_seconds = run.train_seconds();
-    if (bleu.score > progress.best_metric) {
-      progress.best_metric = bleu.score;
-      save_training_checkpoint(best, model, adam, progress, run.settings_json());
-      run.note(fmt::format("best validation BLEU so far, {:.2f}: saved {}", bleu.score, best));
-    }
-    save_training_checkpoint(checkpoint, model, adam, progress, run.settings_json());
+  // Beam-search translations of `sources`, detokenised, kept in hypotheses/<file>.
+  auto translations = [&](const std::vector<std::vector<int32_t>>& sources, int beam, const std::string& file) {
+    BeamOptions options{.beam = beam, .length_norm = cfg.length_norm};
+    std::vector<std::string> hyps = detokenized(subword, translate_all(model, sources, options, cfg.decode_batch));
+    write_lines(run.path("hypotheses/" + file), hyps);
+    return hyps;
   };
 
-  int64_t step = progress.step;
-  run.begin_training(step);
-  // The step-0 baseline; a run resumed from its step-0 checkpoint logged it already.
-  if (step == 0 && !run.resuming()) validate_and_save(0);
-  ProgressBar bar(cfg.steps, "train");
-  double interval_loss = 0.0;
-  int64_t interval_seen = 0;
-  while (step < cfg.steps) {
+  TrainingLoop loop(run, model, adam, cfg.loop);
+  loop.progress.cursor = &cursor;
+  loop.progress.generators = {{"init", &init_gen}, {"noise", &noise_gen}};
+  loop.batch_loss = [&](int64_t) {
     TranslationBatch b = make_translation_batch(train_pairs, cursor.next());
-    Var loss = model.loss(b.source.ids, b.source.mask, b.target.ids, b.target.mask);
-    adam.zero_grad();
-    loss.backward();
-    clip_grad_norm(model.named_parameters(), cfg.clip);
-    adam.step();
-    ++step;
-    const double loss_value = loss.item();
-    check_finite_loss(step, loss_value);
-    interval_loss += loss_value;
-    interval_seen += 1;
-    tape().clear();
-    bar.update(step);
-    if (step % run_options.log_every == 0 || step == cfg.steps) {
-      run.log_train(step, interval_loss / interval_seen, {{"epoch", epoch_of(step)}});
-      interval_loss = 0.0;
-      interval_seen = 0;
-    }
-    if (step % cfg.eval_every == 0 || step == cfg.steps) validate_and_save(step);
-    if (step == cfg.stop_after) {
-      run.note(fmt::format("stopping after step {} (--stop-after)", step));
-      bar.finish();
-      return 0;
-    }
-  }
-  bar.finish();
-
-  if (corpus.test.size() > 0) {
-    auto paused = run.pause_clock();
-    TrainingProgress best_progress;
-    Adam unused(model.named_parameters(), AdamOptions{.lr = cfg.lr});
-    Generator g0(0), g1(0);
-    best_progress.generators = {{"init", &g0}, {"noise", &g1}};
-    load_training_checkpoint(best, model, unused, best_progress);
-    EncodedPairs test_pairs = encode_pairs(corpus.test, subword, 0);
-    const double loss = token_loss(model, test_pairs, cfg.decode_batch);
-    BeamOptions test_beam{.beam = cfg.beam, .length_norm = cfg.length_norm};
-    std::vector<std::string> hyps = detokenized(
-        subword, translate_all(model, encode_sentences(corpus.test.source, subword), test_beam, cfg.decode_batch));
-    write_lines(run.path("hypotheses/test.txt"), hyps);
+    return model.loss(b.source.ids, b.source.mask, b.target.ids, b.target.mask);
+  };
+  loop.validate = [&](int64_t step) {
+    const double loss = token_loss(model, valid_pairs, cfg.decode_batch);
+    std::vector<std::string> hyps = translations(valid_sources, cfg.valid_beam, fmt::format("valid.step{}.txt", step));
+    const BleuScore bleu = corpus_bleu(hyps, {valid_refs});
+    return rg::Evaluation{.loss = loss, .fields = {{"bleu", bleu.score}}, .score = bleu.score};
+  };
+  loop.test = [&](int64_t step) {
+    if (corpus.test.size() == 0) return;
+    const int64_t best_step = loop.load_best();
+    const double loss = token_loss(model, encode_pairs(corpus.test, subword, 0), cfg.decode_batch);
+    std::vector<std::string> hyps = translations(encode_sentences(corpus.test.source, subword), cfg.beam, "test.txt");
     const BleuScore bleu = corpus_bleu(hyps, {corpus.test.target});
-    run.log_eval("test", step, loss, {{"bleu", bleu.score}, {"best_step", static_cast<double>(best_progress.step)}});
-    run.note(fmt::format("test (best checkpoint, step {}, beam {}): {} {}", best_progress.step, cfg.beam,
-                         bleu.str(), bleu.signature()));
-  }
+    run.log_eval("test", step, loss, {{"bleu", bleu.score}, {"best_step", static_cast<double>(best_step)}});
+    run.note(fmt::format("test (best checkpoint, step {}, beam {}): {} {}", best_step, cfg.beam, bleu.str(),
+                         bleu.signature()));
+  };
+  loop.run();
   return 0;
 }
 

@@ -1,0 +1,26 @@
+#include "experiments/common/norm_flags.h"
+
+namespace rg {
+
+NormOptions NormFlags::options() const {
+  NormOptions o;
+  o.kind = parse_norm_kind(norm);
+  o.p = p;
+  o.impl = parse_norm_impl(impl);
+  o.preact_shift = preact_shift;
+  o.eps = eps;
+  return o;
+}
+
+void add_norm_flags(CLI::App& app, NormFlags& flags, const std::vector<std::string>& kinds, const std::string& where) {
+  app.add_option("--norm", flags.norm, "the normalization " + where)->check(CLI::IsMember(kinds));
+  app.add_option("--p", flags.p, "pRMSNorm's fraction of units")->check(CLI::Range(0.0f, 1.0f));
+  app.add_option("--norm-impl", flags.impl,
+                 "fused: one kernel per norm; composed: built from ops, as the paper's frameworks did")
+      ->check(CLI::IsMember({"fused", "composed"}));
+  app.add_option("--preact-shift", flags.preact_shift,
+                 "start the input of every normalized place shifted by C (a learnable offset per unit)");
+  app.add_option("--eps", flags.eps, "ε of the norms (inside the square root)")->check(CLI::PositiveNumber);
+}
+
+}  // namespace rg

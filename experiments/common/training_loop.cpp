@@ -1,0 +1,121 @@
+// The training loop (see training_loop.h).
+#include "experiments/common/training_loop.h"
+
+#include <fmt/format.h>
+
+#include <limits>
+#include <utility>
+
+#include "autograd/tape.h"
+#include "core/error.h"
+#include "experiments/common/progress.h"
+#include "experiments/common/training_checkpoint.h"
+#include "optim/clip.h"
+
+namespace rg {
+
+TrainingLoop::TrainingLoop(Run& run, Module& model, Optimizer& optimizer, TrainingOptions options)
+    : run_(run), model_(model), optimizer_(optimizer), options_(std::move(options)),
+      checkpoint_path_(run.path("checkpoint.safetensors")), best_path_(run.path("best.safetensors")) {
+  check(options_.steps >= 1, "TrainingLoop: steps is {}; train at least one", options_.steps);
+  check(options_.eval_every >= 1, "TrainingLoop: eval_every is {}; it must be at least 1", options_.eval_every);
+  progress.best_metric = std::numeric_limits<double>::lowest();  // below every score
+}
+
+void add_stop_after_flag(CLI::App& app, TrainingOptions& options) {
+  app.add_option("--stop-after", options.stop_after, "stop after this step as if interrupted (for testing --resume)")
+      ->check(CLI::NonNegativeNumber);
+}
+
+double TrainingLoop::epoch_of(int64_t step) const {
+  if (progress.cursor == nullptr || progress.cursor->batches_per_epoch() == 0) return 0.0;
+  return static_cast<double>(step) / static_cast<double>(progress.cursor->batches_per_epoch());
+}
+
+int64_t TrainingLoop::run() {
+  check(static_cast<bool>(batch_loss) && static_cast<bool>(validate),
+        "TrainingLoop::run: set batch_loss and validate first");
+  if (run_.resuming()) resume();
+  int64_t step = progress.step;
+  run_.begin_training(step);
+  // The step-0 baseline; a run resumed from its step-0 checkpoint logged it already.
+  if (step == 0 && !run_.resuming()) validate_and_save(0);
+
+  ProgressBar bar(options_.steps, "train");
+  double interval_loss = 0.0;
+  int64_t interval_steps = 0;
+  while (step < options_.steps) {
+    Var loss = batch_loss(step + 1);
+    optimizer_.zero_grad();
+    loss.backward();
+    if (options_.clip > 0 && options_.clip_per_parameter) {
+      clip_grad_norm_per_parameter(model_.named_parameters(), options_.clip);
+    } else if (options_.clip > 0) {
+      clip_grad_norm(model_.named_parameters(), options_.clip);
+    }
+    optimizer_.step();
+    ++step;
+    const double loss_value = loss.item();
+    check_finite_loss(step, loss_value);
+    interval_loss += loss_value;
+    interval_steps += 1;
+    tape().clear();
+    bar.update(step);
+
+    const bool last = step == options_.steps;
+    if (step % run_.log_every() == 0 || last) {
+      Run::Fields fields = train_fields ? train_fields() : Run::Fields{};
+      fields.emplace_back("epoch", epoch_of(step));
+      run_.log_train(step, interval_loss / static_cast<double>(interval_steps), fields);
+      interval_loss = 0.0;
+      interval_steps = 0;
+    }
+    if (step % options_.eval_every == 0 || last) validate_and_save(step);
+    if (step == options_.stop_after) {
+      run_.note(fmt::format("stopping after step {} (--stop-after)", step));
+      bar.finish();
+      return step;
+    }
+  }
+  bar.finish();
+  if (test) {
+    auto paused = run_.pause_clock();
+    test(step);
+  }
+  return step;
+}
+
+void TrainingLoop::resume() {
+  load_training_checkpoint(checkpoint_path_, model_, optimizer_, progress);
+  run_.note(fmt::format("resumed from {} at step {}", checkpoint_path_, progress.step));
+}
+
+void TrainingLoop::validate_and_save(int64_t step) {
+  auto paused = run_.pause_clock();
+  Evaluation valid = validate(step);
+  const double epoch = epoch_of(step);
+  valid.fields.emplace_back("epoch", epoch);
+  run_.log_eval("valid", step, valid.loss, valid.fields);
+  if (valid.test) {
+    valid.test->fields.emplace_back("epoch", epoch);
+    run_.log_eval("test", step, valid.test->loss, valid.test->fields);
+  }
+  progress.step = step;
+  progress.epoch = progress.cursor ? progress.cursor->epoch() : 0;
+  progress.train_seconds = run_.train_seconds();
+  const std::string& config = run_.settings_json();
+  if (!options_.best_metric.empty() && valid.score > progress.best_metric) {
+    progress.best_metric = valid.score;
+    save_training_checkpoint(best_path_, model_, optimizer_, progress, config);
+    run_.note(fmt::format("step {}: best validation {} so far, {:.2f}; kept in {}", step, options_.best_metric,
+                          valid.score, best_path_));
+  }
+  save_training_checkpoint(checkpoint_path_, model_, optimizer_, progress, config);
+}
+
+int64_t TrainingLoop::load_best() {
+  check(!options_.best_metric.empty(), "TrainingLoop::load_best: no best checkpoint is kept (set best_metric)");
+  return load_trained_model(best_path_, model_);
+}
+
+}  // namespace rg

@@ -1,0 +1,119 @@
+#pragma once
+// The training loop every driver shares, and that a model of your own can
+// use as it is. The loop owns everything that is not the model's: the steps,
+// the optimizer update and gradient clipping, the finite-loss check, the
+// tape, the progress bar, the train lines of metrics.jsonl (the mean loss of
+// each --log-every interval), validation every `eval_every` steps and at the
+// last one, the checkpoint and its resume, the best checkpoint, the clock,
+// --stop-after, and the final test. A driver says only what is its own:
+//
+//   TrainingLoop loop(run, model, adam, {.steps = 1000, .eval_every = 100, .clip = 1.0});
+//   loop.progress.cursor = &cursor;                          // restored on --resume
+//   loop.progress.generators = {{"init", &init_gen}, {"noise", &noise_gen}};
+//   loop.batch_loss = [&](int64_t step) {                    // forward one batch
+//     Batch b = make_batch(data, cursor.next());
+//     return model.loss(b.inputs, b.targets);
+//   };
+//   loop.validate = [&](int64_t step) {                      // the validation line
+//     return Evaluation{.loss = valid_loss(model), .fields = {{"error_pct", error(model)}}};
+//   };
+//   loop.run();
+//
+// One step of the loop, as llm.c's main writes it:
+//
+//   loss = batch_loss(step + 1)        the driver's forward, on its next batch
+//   zero_grad; loss.backward(); clip; optimizer.step()
+//   check the loss is finite; clear the tape
+//
+// The files it writes in the run directory (run.h has the logs):
+//   checkpoint.safetensors  after every validation: model, optimizer, progress
+//   best.safetensors        the checkpoint with the best Evaluation::score so
+//                           far, when TrainingOptions::best_metric names one
+//
+// Resuming (--resume) loads checkpoint.safetensors and continues from its
+// step; at one thread the losses are then bit for bit those of a run that
+// never stopped (training_checkpoint.h).
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "autograd/var.h"
+#include "experiments/common/run.h"
+#include "experiments/common/training_progress.h"
+#include "layers/module.h"
+#include "optim/optimizer.h"
+
+namespace rg {
+
+struct TrainingOptions {
+  int64_t steps = 1000;       // optimizer steps in all
+  int64_t eval_every = 100;   // steps between validations (and one at the last step)
+  int64_t stop_after = 0;     // stop after this step as if interrupted, with no final test (0: never)
+  double clip = 0.0;          // gradient norm clip (0: none)
+  bool clip_per_parameter = false;  // clip each parameter's gradient on its own, not the global norm
+  // Keep best.safetensors, the checkpoint with the highest Evaluation::score;
+  // the name is how the log calls that score ("BLEU"). Empty: no best checkpoint.
+  std::string best_metric = {};
+};
+
+// --stop-after N: stop after step N as if interrupted (to test --resume).
+void add_stop_after_flag(CLI::App& app, TrainingOptions& options);
+
+// One line of metrics: a loss and the driver's own fields ({"bleu", 27.1}).
+struct Scores {
+  double loss = 0.0;
+  Run::Fields fields = {};
+};
+
+// What one validation measured.
+struct Evaluation {
+  double loss = 0.0;
+  Run::Fields fields = {};      // logged after the loss, before "epoch"
+  double score = 0.0;           // higher is better; picks best.safetensors
+  std::optional<Scores> test = {};  // logged as a test line at every validation (CIFAR-10's curves)
+};
+
+class TrainingLoop {
+ public:
+  TrainingLoop(Run& run, Module& model, Optimizer& optimizer, TrainingOptions options);
+
+  // ---- what the driver supplies ----
+  // The loss of the batch for step `step` (1-based), forward only. Set the
+  // learning rate here when it follows a schedule.
+  std::function<Var(int64_t step)> batch_loss;
+  // The validation at `step` (0 is the baseline before training). The clock is paused.
+  std::function<Evaluation(int64_t step)> validate;
+  // Extra fields of a train line, before "epoch" (e.g. the interval's error);
+  // called once per line, so it can reset the driver's interval counters.
+  std::function<Run::Fields()> train_fields;
+  // The final test, after the last step (not after --stop-after); the clock
+  // is paused. Call load_best() first to test the best checkpoint.
+  std::function<void(int64_t step)> test;
+
+  // Generators and the batch cursor to checkpoint; best_metric's best so far.
+  TrainingProgress progress;
+
+  // Resumes when the run does, then trains to options.steps (or stop_after).
+  // Returns the step it stopped at.
+  int64_t run();
+
+  // Loads best.safetensors' parameters into the model; returns its step.
+  int64_t load_best();
+
+  // Fractional epochs at `step`: step ÷ the cursor's batches per epoch (0 without a cursor).
+  double epoch_of(int64_t step) const;
+  const TrainingOptions& options() const { return options_; }
+
+ private:
+  void validate_and_save(int64_t step);
+  void resume();
+
+  Run& run_;
+  Module& model_;
+  Optimizer& optimizer_;
+  TrainingOptions options_;
+  std::string checkpoint_path_, best_path_;
+};
+
+}  // namespace rg

@@ -1,0 +1,195 @@
+// The shared training loop (experiments/common/training_loop.h), driven the
+// way a user drives it: a model of their own, their own batches, loss and
+// validation. Checks what the loop promises: when it logs and validates, the
+// best checkpoint, --stop-after and a bit-exact resume, a NaN loss stopped
+// with the step named, and clear errors for a loop that is not set up.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
+#include "autograd/ops.h"
+#include "experiments/common/batching.h"
+#include "experiments/common/run.h"
+#include "experiments/common/training_loop.h"
+#include "layers/linear.h"
+#include "optim/adam.h"
+#include "test_util.h"
+
+using namespace rg;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A user's own model: a two-layer classifier of points in the plane by the
+// quadrant they lie in (four classes).
+class QuadrantNet : public Module {
+ public:
+  explicit QuadrantNet(Generator& gen) {
+    hidden = register_module("hidden", std::make_shared<Linear>(2, 16, gen));
+    out = register_module("out", std::make_shared<Linear>(16, 4, gen));
+  }
+  Var forward(const Var& x) { return (*out)(tanh((*hidden)(x))); }
+  Var operator()(const Var& x) { return forward(x); }
+  std::shared_ptr<Linear> hidden, out;
+};
+
+struct Points {
+  Tensor x;               // [N, 2]
+  std::vector<int32_t> labels;
+};
+
+Points quadrant_points(int64_t n, uint64_t seed) {
+  Generator gen(seed);
+  Points p{Tensor::empty(Shape{n, 2}), {}};
+  for (int64_t i = 0; i < n; ++i) {
+    const float a = gen.uniform(-1, 1), b = gen.uniform(-1, 1);
+    p.x.data()[2 * i] = a;
+    p.x.data()[2 * i + 1] = b;
+    p.labels.push_back((a > 0 ? 1 : 0) + (b > 0 ? 2 : 0));
+  }
+  return p;
+}
+
+Points rows(const Points& all, const Batch& batch) {
+  Points p{Tensor::empty(Shape{static_cast<int64_t>(batch.size()), 2}), {}};
+  for (size_t i = 0; i < batch.size(); ++i) {
+    std::copy_n(all.x.data() + 2 * batch[i], 2, p.x.data() + 2 * i);
+    p.labels.push_back(all.labels[static_cast<size_t>(batch[i])]);
+  }
+  return p;
+}
+
+// One training run of QuadrantNet in `dir` with the loop; `steps` and
+// `options` as a driver's flags would set them. Returns what run() returned.
+struct QuadrantRun {
+  RunOptions run_options;
+  TrainingOptions options{.steps = 40, .eval_every = 10, .best_metric = "accuracy"};
+  std::function<double(int64_t step)> score_at;  // the validation score; default: accuracy
+  bool poison_at_step_7 = false;                  // make step 7's loss NaN
+
+  int64_t train(const fs::path& dir, bool resume = false) {
+    run_options.out = dir.string();
+    run_options.resume = resume;
+    run_options.threads = 1;
+    run_options.log_every = 4;
+    CLI::App app{"quadrants"};
+    add_run_options(app, run_options);
+    Run run(app, run_options);
+    Points train_set = quadrant_points(256, 1), valid_set = quadrant_points(64, 2);
+    Generator init(7);
+    QuadrantNet model(init);
+    Adam adam(model.named_parameters(), AdamOptions{.lr = 0.05});
+    BatchCursor cursor(shuffled_batches(256, 32), 3);
+
+    TrainingLoop loop(run, model, adam, options);
+    loop.progress.cursor = &cursor;
+    loop.progress.generators = {{"init", &init}};
+    loop.batch_loss = [&](int64_t step) {
+      Points b = rows(train_set, cursor.next());
+      Var loss = cross_entropy(model(constant(b.x)), Indices(b.labels));
+      return poison_at_step_7 && step == 7 ? loss * constant(Tensor::full(loss.value().shape(), NAN)) : loss;
+    };
+    loop.validate = [&](int64_t step) {
+      NoGradGuard no_grad;
+      Var logits = model(constant(valid_set.x));
+      int64_t right = 0;
+      for (size_t i = 0; i < valid_set.labels.size(); ++i) {
+        const float* row = logits.value().data() + 4 * i;
+        right += std::max_element(row, row + 4) - row == valid_set.labels[i];
+      }
+      const double accuracy = 100.0 * static_cast<double>(right) / static_cast<double>(valid_set.labels.size());
+      return Evaluation{.loss = cross_entropy(logits, Indices(valid_set.labels)).item(),
+                        .fields = {{"accuracy", accuracy}},
+                        .score = score_at ? score_at(step) : accuracy};
+    };
+    loop.test = [&](int64_t step) {
+      const int64_t best = loop.load_best();
+      run.log_eval("test", step, 0.0, {{"best_step", static_cast<double>(best)}});
+    };
+    return loop.run();
+  }
+};
+
+std::vector<int64_t> steps_of(const std::vector<nlohmann::json>& lines) {
+  std::vector<int64_t> steps;
+  for (const auto& j : lines) steps.push_back(j["step"].get<int64_t>());
+  return steps;
+}
+
+}  // namespace
+
+TEST_CASE("loop: a user's model learns; train lines every --log-every, validation every eval_every and at the end") {
+  test::TempDir dir("loop_cadence");
+  QuadrantRun quadrants;
+  quadrants.options.steps = 42;  // not a multiple of either interval: the last step logs and validates too
+  CHECK(quadrants.train(dir.path / "run") == 42);
+  auto train = test::metric_lines(dir.path / "run", "train");
+  auto valid = test::metric_lines(dir.path / "run", "valid");
+  auto test_lines = test::metric_lines(dir.path / "run", "test");
+  CHECK(steps_of(train) == std::vector<int64_t>{4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 42});
+  CHECK(steps_of(valid) == std::vector<int64_t>{0, 10, 20, 30, 40, 42});
+  REQUIRE(test_lines.size() == 1);
+  // 256 points in batches of 32: 8 batches per epoch.
+  CHECK(train.back()["epoch"].get<double>() == doctest::Approx(42.0 / 8.0));
+  CHECK(valid.front()["loss"].get<double>() > valid.back()["loss"].get<double>() * 2);  // it learned
+  CHECK(valid.back()["accuracy"].get<double>() >= 90.0);
+  CHECK(fs::exists(dir.path / "run" / "checkpoint.safetensors"));
+}
+
+TEST_CASE("loop: best.safetensors keeps the highest score, and load_best returns its step") {
+  test::TempDir dir("loop_best");
+  QuadrantRun quadrants;
+  quadrants.score_at = [](int64_t step) { return step == 20 ? 5.0 : static_cast<double>(step) / 100.0; };
+  quadrants.train(dir.path / "run");
+  auto test_lines = test::metric_lines(dir.path / "run", "test");
+  REQUIRE(test_lines.size() == 1);
+  CHECK(test_lines[0]["best_step"].get<int64_t>() == 20);
+}
+
+TEST_CASE("loop: --stop-after, then --resume, logs the uninterrupted run's losses bit for bit") {
+  test::TempDir dir("loop_resume");
+  QuadrantRun whole;
+  whole.train(dir.path / "whole");
+  QuadrantRun first_part;
+  first_part.options.stop_after = 20;
+  CHECK(first_part.train(dir.path / "resumed") == 20);
+  CHECK(test::metric_lines(dir.path / "resumed", "test").empty());  // stopped: no final test
+  QuadrantRun second_part;
+  CHECK(second_part.train(dir.path / "resumed", /*resume=*/true) == 40);
+  for (const char* split : {"train", "valid", "test"}) {
+    auto a = test::metric_lines(dir.path / "whole", split), b = test::metric_lines(dir.path / "resumed", split);
+    REQUIRE(a.size() == b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      CAPTURE(split);
+      CAPTURE(i);
+      CHECK(a[i]["step"] == b[i]["step"]);
+      CHECK(a[i]["loss"].get<double>() == b[i]["loss"].get<double>());  // exact, not approximate
+    }
+  }
+}
+
+TEST_CASE("loop: a NaN loss stops the run with the step named and keeps the last checkpoint") {
+  test::TempDir dir("loop_nan");
+  QuadrantRun quadrants;
+  quadrants.poison_at_step_7 = true;
+  test::check_error([&] { quadrants.train(dir.path / "run"); }, "step 7", "loss is NaN");
+  CHECK(fs::exists(dir.path / "run" / "checkpoint.safetensors"));  // the step-0 one
+}
+
+TEST_CASE("loop: clear errors for a loop that is not set up") {
+  test::TempDir dir("loop_errors");
+  RunOptions run_options;
+  run_options.out = (dir.path / "run").string();
+  CLI::App app{"errors"};
+  add_run_options(app, run_options);
+  Run run(app, run_options);
+  Generator init(1);
+  QuadrantNet model(init);
+  Adam adam(model.named_parameters(), AdamOptions{});
+  test::check_error([&] { TrainingLoop(run, model, adam, {.steps = 0}); }, "TrainingLoop", "steps is 0");
+  TrainingLoop loop(run, model, adam, {});
+  test::check_error([&] { loop.run(); }, "TrainingLoop::run", "set batch_loss and validate");
+  test::check_error([&] { loop.load_best(); }, "load_best", "no best checkpoint");
+}
