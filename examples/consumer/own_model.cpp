@@ -57,15 +57,6 @@ Points spirals(int64_t n, uint64_t seed) {
   return p;
 }
 
-Points rows(const Points& all, const Batch& batch) {
-  Points p{Tensor::empty(Shape{static_cast<int64_t>(batch.size()), 2}), {}};
-  for (size_t i = 0; i < batch.size(); ++i) {
-    std::copy_n(all.x.data() + 2 * batch[i], 2, p.x.data() + 2 * i);
-    p.labels.push_back(all.labels[static_cast<size_t>(batch[i])]);
-  }
-  return p;
-}
-
 double error_pct(const Var& logits, const std::vector<int32_t>& labels) {
   int64_t wrong = 0;
   for (size_t i = 0; i < labels.size(); ++i) {
@@ -98,8 +89,10 @@ int train(int argc, char** argv) {
   TrainingLoop loop(run, model, adam, loop_options);
   loop.progress.cursor = &cursor;
   loop.batch_loss = [&](int64_t) {
-    Points b = rows(train_set, cursor.next());
-    return cross_entropy(model(constant(b.x)), Indices(b.labels));
+    const Batch& batch = cursor.next();
+    std::vector<int32_t> rows(batch.begin(), batch.end()), labels;
+    for (int32_t row : rows) labels.push_back(train_set.labels[static_cast<size_t>(row)]);
+    return cross_entropy(model(index_select(constant(train_set.x), 0, rows)), Indices(labels));
   };
   loop.validate = [&](int64_t) {
     NoGradGuard no_grad;

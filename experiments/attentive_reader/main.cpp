@@ -25,14 +25,11 @@
 // --eval-every steps (and at the last step) the validation error is logged
 // and <out>/checkpoint.safetensors written; --resume continues from it. With
 // --test-data the final model is scored on it at the end.
-#include <CLI/CLI.hpp>
 #include <algorithm>
 
 #include "autograd/ops.h"
-#include "core/error.h"
 #include "experiments/attentive_reader/reader_batches.h"
-#include "experiments/attentive_reader/reading_data.h"
-#include "experiments/common/norm_flags.h"
+#include "experiments/attentive_reader/reader_config.h"
 #include "experiments/common/run.h"
 #include "experiments/common/training_loop.h"
 #include "models/attentive_reader.h"
@@ -42,41 +39,6 @@ using namespace rg;
 using namespace rg::reader;
 
 namespace {
-
-struct ReaderConfig {
-  std::string data, valid_data, test_data;
-  std::string format = "synthetic";
-  int top_sentences = 4;
-  bool anonymize = true;
-  bool shuffle_entities = true;
-  NormFlags norm;
-  std::string cell = "lstm";
-  std::string attention = "mlp";
-  int64_t embed = 240, hidden = 240;
-  float dropout = 0.5f;
-  double lr = 8e-5;
-  int64_t batch = 64;
-  TrainingOptions loop{.steps = 2000, .eval_every = 100, .clip = 10.0};
-  int64_t min_count = 1, max_vocab = 50000;
-  int64_t synthetic_questions = 6000;
-  int64_t limit = 0;
-};
-
-std::vector<Question> read_questions(const ReaderConfig& cfg, const std::string& path, uint64_t seed) {
-  if (cfg.format == "babi") return read_babi(path);
-  if (cfg.format == "cbt") return read_cbt_questions(path);
-  if (cfg.format == "deepmind") return read_deepmind_dir(path, cfg.top_sentences, cfg.limit);
-  ClozeOptions options;
-  options.seed = seed;
-  options.limit = cfg.limit;
-  return build_cbt_cloze(path, options);
-}
-
-std::vector<Question> prepared(std::vector<Question> questions, bool anonymized) {
-  if (anonymized)
-    for (Question& q : questions) q = anonymize(q);
-  return questions;
-}
 
 ReaderInputs inputs_of(const ReaderBatch& b) {
   return {b.document, b.document_mask, b.query, b.query_mask, b.candidates, b.candidate_padding};
@@ -108,70 +70,18 @@ Scores evaluate(AttentiveReader& model, const std::vector<EncodedQuestion>& set,
 }
 
 int train(int argc, char** argv) {
-  RunOptions run_options;
-  run_options.out = "runs/attentive_reader";
   ReaderConfig cfg;
-  CLI::App app{"Cloze-style reading comprehension with the attentive reader (Hermann et al. 2015; "
-               "Zhang & Sennrich 2019, Table 6)"};
-  add_run_options(app, run_options);
-  app.add_option("--data", cfg.data, "training questions: a file, or a directory for deepmind; empty: synthetic");
-  app.add_option("--format", cfg.format, "how to read --data")
-      ->check(CLI::IsMember({"synthetic", "babi", "cbt", "cbt-book", "deepmind"}));
-  app.add_option("--valid-data", cfg.valid_data, "validation questions (empty: a tenth of --data held out)");
-  app.add_option("--test-data", cfg.test_data, "test questions, scored with the final model");
-  app.add_option("--top-sentences", cfg.top_sentences, "deepmind: keep this many passage sentences (0: all)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--anonymize", cfg.anonymize, "replace candidates by @entityK, shuffled per training batch");
-  app.add_option("--shuffle-entities", cfg.shuffle_entities,
-                 "rename the entity ids afresh for every training batch (never needed by the synthetic task, "
-                 "whose ids are drawn at random for every question)");
-  add_norm_flags(app, cfg.norm, {"none", "layernorm", "rmsnorm", "prmsnorm", "batchnorm"},
-                 "inside the recurrent layers");
-  app.add_option("--cell", cfg.cell, "recurrent cell")->check(CLI::IsMember({"lstm", "gru"}));
-  app.add_option("--attention", cfg.attention, "mlp (Hermann et al.'s tanh layer) or bilinear (Chen et al. 2016)")
-      ->check(CLI::IsMember({"mlp", "bilinear"}));
-  app.add_option("--embed", cfg.embed, "word vector size")->check(CLI::PositiveNumber);
-  app.add_option("--hidden", cfg.hidden, "recurrent units per direction")->check(CLI::PositiveNumber);
-  app.add_option("--dropout", cfg.dropout, "dropout on word vectors and the joint reading")
-      ->check(CLI::Range(0.0f, 0.99f));
-  app.add_option("--lr", cfg.lr, "Adam learning rate")->check(CLI::PositiveNumber);
-  app.add_option("--batch", cfg.batch, "questions per step")->check(CLI::PositiveNumber);
-  app.add_option("--clip", cfg.loop.clip, "global gradient norm clip")->check(CLI::PositiveNumber);
-  app.add_option("--steps", cfg.loop.steps, "training steps")->check(CLI::PositiveNumber);
-  app.add_option("--eval-every", cfg.loop.eval_every, "steps between validations")->check(CLI::PositiveNumber);
-  app.add_option("--min-count", cfg.min_count, "rarer words become <unk>")->check(CLI::PositiveNumber);
-  app.add_option("--max-vocab", cfg.max_vocab, "vocabulary size limit (0: none)")->check(CLI::NonNegativeNumber);
-  app.add_option("--synthetic-questions", cfg.synthetic_questions, "questions of the synthetic task")
-      ->check(CLI::Range(20, 1 << 24));
-  app.add_option("--limit", cfg.limit, "deepmind / cbt-book: read at most this many questions (0: all)")
-      ->check(CLI::NonNegativeNumber);
-  add_stop_after_flag(app, cfg.loop);
+  CLI::App app{"Cloze-style reading comprehension, the attentive reader (Zhang & Sennrich 2019, Table 6)"};
+  add_reader_flags(app, cfg);
   if (auto exit_code = parse_flags(app, argc, argv)) return *exit_code;
-  check(cfg.data.empty() == (cfg.format == "synthetic"),
-        "--format synthetic takes no --data, and every other format needs one (got --format {} --data '{}')",
-        cfg.format, cfg.data);
-  check(cfg.format != "synthetic" || (cfg.valid_data.empty() && cfg.test_data.empty()),
-        "--valid-data and --test-data need a --data format");
+  check_reader_flags(cfg);
 
-  Run run(app, run_options);
-  const bool anonymized = cfg.anonymize || cfg.format == "synthetic";
-  const bool shuffle = anonymized && cfg.shuffle_entities && cfg.format != "synthetic";
-  Split split;
-  if (cfg.format == "synthetic") {
-    split = hold_out_tenth(synthetic_questions(cfg.synthetic_questions, run_options.seed + 100));
-  } else if (cfg.valid_data.empty()) {
-    split = hold_out_tenth(prepared(read_questions(cfg, cfg.data, run_options.seed + 100), anonymized));
-  } else {
-    split.train = prepared(read_questions(cfg, cfg.data, run_options.seed + 100), anonymized);
-    split.valid = prepared(read_questions(cfg, cfg.valid_data, run_options.seed + 101), anonymized);
-  }
-  std::vector<Question> test =
-      cfg.test_data.empty() ? std::vector<Question>{}
-                            : prepared(read_questions(cfg, cfg.test_data, run_options.seed + 102), anonymized);
-  check(!split.train.empty() && !split.valid.empty(), "attentive_reader: {} training and {} validation questions; "
-        "need at least one of each", split.train.size(), split.valid.size());
+  Run run(app, cfg.run);
+  const ReaderQuestions questions = read_reader_questions(cfg, cfg.run.seed);
+  const Split& split = questions.split;
+  const std::vector<Question>& test = questions.test;
   run.note(fmt::format("{} questions: {} training, {} validation, {} test{}", cfg.format, split.train.size(),
-                       split.valid.size(), test.size(), anonymized ? ", candidates anonymised" : ""));
+                       split.valid.size(), test.size(), questions.anonymized ? ", candidates anonymised" : ""));
 
   int64_t entities = std::max({entity_count(split.train), entity_count(split.valid), entity_count(test)});
   std::vector<Question> held_out = split.valid;
@@ -189,11 +99,11 @@ int train(int argc, char** argv) {
   model_options.cell = parse_reader_cell(cfg.cell);
   model_options.attention_kind = parse_reader_attention(cfg.attention);
   model_options.dropout = cfg.dropout;
-  Generator init_gen(run_options.seed), noise_gen(run_options.seed + 1), entity_gen(run_options.seed + 2);
+  Generator init_gen(cfg.run.seed), noise_gen(cfg.run.seed + 1), entity_gen(cfg.run.seed + 2);
   AttentiveReader model(model_options, init_gen, noise_gen);
   run.note(fmt::format("attentive reader, {} {} parameters, norm {}", model.parameter_count(), cfg.cell, cfg.norm.norm));
 
-  BatchCursor cursor(reader_batches(train_set, cfg.batch), run_options.seed + 3);
+  BatchCursor cursor(reader_batches(train_set, cfg.batch), cfg.run.seed + 3);
   EntityShuffler shuffled(vocab, entities), identity(vocab, entities);
   Adam adam(model.named_parameters(), AdamOptions{.lr = cfg.lr});
   run.note(fmt::format("{} steps of up to {} questions ({} per epoch); Adam lr {}; clip {}", cfg.loop.steps, cfg.batch,
@@ -203,7 +113,7 @@ int train(int argc, char** argv) {
   loop.progress.cursor = &cursor;
   loop.progress.generators = {{"init", &init_gen}, {"noise", &noise_gen}, {"entities", &entity_gen}};
   loop.batch_loss = [&](int64_t) {
-    if (shuffle) shuffled.shuffle(entity_gen);
+    if (questions.shuffle) shuffled.shuffle(entity_gen);
     ReaderBatch b = make_batch(train_set, cursor.next(), shuffled);
     return model.loss(inputs_of(b), b.answers);
   };
@@ -222,6 +132,4 @@ int train(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  return run_main([&] { return train(argc, argv); });
-}
+int main(int argc, char** argv) { return run_main(argc, argv, train); }

@@ -22,10 +22,10 @@
 
 #include "autograd/ops.h"
 #include "core/error.h"
+#include "experiments/cifar10/cifar_config.h"
 #include "experiments/cifar10/cifar_data.h"
 #include "experiments/cifar10/zca.h"
 #include "experiments/common/batching.h"
-#include "experiments/common/norm_flags.h"
 #include "experiments/common/run.h"
 #include "experiments/common/training_loop.h"
 #include "models/convpool_cnn.h"
@@ -33,25 +33,10 @@
 #include "optim/schedule.h"
 
 using namespace rg;
+using cifar::CifarConfig;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct CifarConfig {
-  std::string data;              // empty: the synthetic task
-  NormFlags norm{.norm = "layernorm", .p = 0.125f, .eps = 1e-6f};  // pRMSNorm 12.5%; the CIFAR code's ε
-  double width = 1.0;
-  int64_t epochs = 200;
-  int64_t steps = 0;             // 0: epochs × batches per epoch
-  int64_t batch = 100;
-  double lr = 0.0;               // 0: the paper's, 0.003 (0.0003 for none)
-  int64_t valid_size = 5000;
-  int64_t train_size = 0;        // 0: every training image (synthetic: 10,000)
-  std::string zca = "auto";      // auto: on for real data, off for the synthetic images
-  std::string zca_cache = "runs/zca-cache";
-  int64_t eval_batch = 500;
-  TrainingOptions loop;          // steps and eval_every follow from the data; --stop-after
-};
 
 // Loss and error of the model in eval mode over a whole split, in chunks.
 Scores evaluate(ConvPoolCnnC& model, const cifar::ImageSet& set, int64_t chunk) {
@@ -103,34 +88,14 @@ void preprocess(cifar::Splits& splits, const CifarConfig& cfg, Run& run) {
 }
 
 int train(int argc, char** argv) {
-  RunOptions run_options;
-  run_options.out = "runs/cifar10";
   CifarConfig cfg;
   CLI::App app{"CIFAR-10 with ConvPool-CNN-C and a choice of normalization (Zhang & Sennrich 2019, Table 10)"};
-  add_run_options(app, run_options);
-  app.add_option("--data", cfg.data,
-                 "a folder of data_batch_*.bin (test_batch.bin optional), or image folders train/<class>/*.jpg "
-                 "(a folder or .tar.gz); empty: synthetic images");
-  add_norm_flags(app, cfg.norm, {"none", "batchnorm", "weightnorm", "layernorm", "rmsnorm", "prmsnorm", "l2norm"},
-                 "in every layer");
-  app.add_option("--width", cfg.width, "channel multiplier (1: 96 and 192 channels)")->check(CLI::PositiveNumber);
-  app.add_option("--epochs", cfg.epochs, "training epochs")->check(CLI::PositiveNumber);
-  app.add_option("--steps", cfg.steps, "cap on the number of steps (0: epochs × batches)")->check(CLI::NonNegativeNumber);
-  app.add_option("--batch", cfg.batch, "images per step")->check(CLI::PositiveNumber);
-  app.add_option("--lr", cfg.lr, "learning rate (0: 0.003, or 0.0003 for none)")->check(CLI::NonNegativeNumber);
-  app.add_option("--valid-size", cfg.valid_size, "training images held out for validation")->check(CLI::PositiveNumber);
-  app.add_option("--train-size", cfg.train_size, "use only this many training images (0: all)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--zca", cfg.zca, "ZCA whitening: on, off, or auto (on for real data, off for synthetic images)")
-      ->check(CLI::IsMember({"auto", "on", "off"}));
-  app.add_option("--zca-cache", cfg.zca_cache, "folder caching the fitted ZCA transform (empty: no cache)");
-  app.add_option("--eval-batch", cfg.eval_batch, "images per evaluation chunk")->check(CLI::PositiveNumber);
-  add_stop_after_flag(app, cfg.loop);  // the schedule still spans the whole run
+  add_cifar_flags(app, cfg);
   if (auto exit_code = parse_flags(app, argc, argv)) return *exit_code;
 
-  Run run(app, run_options);
+  Run run(app, cfg.run);
   cifar::Splits splits = cifar::load_splits(cfg.data, cfg.valid_size,
-                                            cfg.train_size > 0 ? cfg.train_size : 10000, run_options.seed);
+                                            cfg.train_size > 0 ? cfg.train_size : 10000, cfg.run.seed);
   if (cfg.train_size > 0) splits.train = cifar::take(splits.train, cfg.train_size);
   run.note(splits.description);
   preprocess(splits, cfg, run);
@@ -138,11 +103,11 @@ int train(int argc, char** argv) {
   ConvPoolCnnOptions model_options;
   model_options.norm = cfg.norm.options();
   model_options.width = cfg.width;
-  Generator init_gen(run_options.seed), noise_gen(run_options.seed + 1);
+  Generator init_gen(cfg.run.seed), noise_gen(cfg.run.seed + 1);
   ConvPoolCnnC model(model_options, init_gen, noise_gen);
   run.note(fmt::format("ConvPool-CNN-C, {} parameters, norm {}", model.parameter_count(), cfg.norm.norm));
 
-  BatchCursor cursor(shuffled_batches(splits.train.size(), cfg.batch, true), run_options.seed + 2);
+  BatchCursor cursor(shuffled_batches(splits.train.size(), cfg.batch, true), cfg.run.seed + 2);
   const int64_t per_epoch = cursor.batches_per_epoch();
   check(per_epoch > 0, "cifar10: {} training images make no batch of {}", splits.train.size(), cfg.batch);
   const int64_t total = cfg.steps > 0 ? std::min(cfg.steps, cfg.epochs * per_epoch) : cfg.epochs * per_epoch;
@@ -199,6 +164,4 @@ int train(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  return run_main([&] { return train(argc, argv); });
-}
+int main(int argc, char** argv) { return run_main(argc, argv, train); }

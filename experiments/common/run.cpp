@@ -162,6 +162,10 @@ int print_error(const char* message) {
   return 1;
 }
 
+int run_main(int argc, char** argv, int (*train)(int argc, char** argv)) {
+  return run_main([&] { return train(argc, argv); });
+}
+
 // ---- the run directory ----
 
 namespace {

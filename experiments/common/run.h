@@ -116,6 +116,9 @@ int run_main(Body&& body) {
   }
 }
 
+// A driver's whole main: `int main(int argc, char** argv) { return rg::run_main(argc, argv, train); }`.
+int run_main(int argc, char** argv, int (*train)(int argc, char** argv));
+
 class Run {
  public:
   using Fields = std::vector<std::pair<std::string, double>>;  // extra metrics, by name

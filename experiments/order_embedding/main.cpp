@@ -27,10 +27,10 @@
 #include "autograd/ops.h"
 #include "core/error.h"
 #include "experiments/common/batching.h"
-#include "experiments/common/norm_flags.h"
 #include "experiments/common/run.h"
 #include "experiments/common/training_loop.h"
 #include "experiments/order_embedding/caption_data.h"
+#include "experiments/order_embedding/oe_config.h"
 #include "experiments/order_embedding/retrieval.h"
 #include "models/order_embedding.h"
 #include "optim/adam.h"
@@ -39,26 +39,6 @@ using namespace rg;
 using namespace rg::oe;
 
 namespace {
-
-struct OeConfig {
-  std::string features;  // empty: the synthetic task
-  std::vector<std::string> captions;
-  int64_t captions_per_image = 5;  // for a single caption file
-  NormFlags norm;
-  std::string method = "order";
-  float margin = 0.0f;  // 0: 0.05 for order, 0.2 for cosine
-  int64_t word_dim = 300, embed_dim = 1024;
-  int64_t batch = 128;
-  double lr = 1e-3;
-  TrainingOptions loop{.steps = 2000,
-                       .eval_every = 100,
-                       .clip = 2.0,
-                       .clip_per_parameter = true,
-                       .best_metric = "R@1+R@5+R@10 (image retrieval)"};
-  int64_t min_count = 2;
-  int64_t fold_images = 1000;
-  int64_t synthetic_images = 2000, synthetic_dim = 256;
-};
 
 // Captions [first, first + count) of a set as one padded batch.
 PaddedBatch caption_batch(const RetrievalSet& set, int64_t first, int64_t count) {
@@ -106,46 +86,17 @@ rg::Evaluation evaluate(OrderEmbeddingModel& model, const RetrievalSet& set, int
 }
 
 int train(int argc, char** argv) {
-  RunOptions run_options;
-  run_options.out = "runs/order_embedding";
   OeConfig cfg;
   CLI::App app{"Image–caption retrieval with order-embeddings (Vendrov et al. 2016; Zhang & Sennrich 2019, Table 7)"};
-  add_run_options(app, run_options);
-  app.add_option("--features", cfg.features, "image features, a .npy matrix (N, D); empty: the synthetic task");
-  app.add_option("--captions", cfg.captions,
-                 "caption files: K files of N lines, or one file of N·K lines grouped by image")
-      ->delimiter(',');
-  app.add_option("--captions-per-image", cfg.captions_per_image, "K when --captions is one file")
-      ->check(CLI::PositiveNumber);
-  add_norm_flags(app, cfg.norm, {"none", "layernorm", "rmsnorm", "prmsnorm"}, "inside the GRU");
-  app.add_option("--method", cfg.method, "order (order-violation penalty) or cosine (the symmetric baseline)")
-      ->check(CLI::IsMember({"order", "cosine"}));
-  app.add_option("--margin", cfg.margin, "contrastive margin (0: 0.05 for order, 0.2 for cosine)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--word-dim", cfg.word_dim, "word vector size")->check(CLI::PositiveNumber);
-  app.add_option("--embed-dim", cfg.embed_dim, "GRU hidden size and joint space size")->check(CLI::PositiveNumber);
-  app.add_option("--batch", cfg.batch, "caption–image pairs per step")->check(CLI::Range(2, 1 << 20));
-  app.add_option("--lr", cfg.lr, "Adam learning rate")->check(CLI::PositiveNumber);
-  app.add_option("--clip", cfg.loop.clip, "each parameter's gradient norm is clipped to this")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--steps", cfg.loop.steps, "training steps")->check(CLI::PositiveNumber);
-  app.add_option("--eval-every", cfg.loop.eval_every, "steps between validations")->check(CLI::PositiveNumber);
-  app.add_option("--min-count", cfg.min_count, "words seen fewer times in training become <unk>")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--fold-images", cfg.fold_images, "images per evaluation fold")->check(CLI::PositiveNumber);
-  app.add_option("--synthetic-images", cfg.synthetic_images, "images of the synthetic task")
-      ->check(CLI::Range(10, 1 << 24));
-  app.add_option("--synthetic-dim", cfg.synthetic_dim, "feature size of the synthetic images")
-      ->check(CLI::PositiveNumber);
-  add_stop_after_flag(app, cfg.loop);
+  add_oe_flags(app, cfg);
   if (auto exit_code = parse_flags(app, argc, argv)) return *exit_code;
   check(cfg.features.empty() == cfg.captions.empty(),
         "--features and --captions go together (both empty: the "
         "synthetic task)");
 
-  Run run(app, run_options);
+  Run run(app, cfg.run);
   CaptionCorpus corpus = cfg.features.empty()
-                             ? synthetic_corpus(cfg.synthetic_images, cfg.synthetic_dim, 5, run_options.seed + 100)
+                             ? synthetic_corpus(cfg.synthetic_images, cfg.synthetic_dim, 5, cfg.run.seed + 100)
                              : read_corpus(cfg.features, cfg.captions, cfg.captions_per_image);
   run.note(corpus.description);
   Splits splits = split_corpus(corpus, cfg.min_count);
@@ -162,14 +113,14 @@ int train(int argc, char** argv) {
   model_options.norm = cfg.norm.options();
   model_options.similarity = parse_similarity(cfg.method);
   model_options.margin = cfg.margin;
-  Generator init_gen(run_options.seed);
+  Generator init_gen(cfg.run.seed);
   OrderEmbeddingModel model(model_options, init_gen);
   run.note(fmt::format("order-embedding model, {} parameters, norm {}, {} similarity, margin {}",
                        model.parameter_count(), cfg.norm.norm, cfg.method, model.margin()));
 
   std::vector<int64_t> lengths;
   for (const auto& c : splits.train.captions) lengths.push_back(static_cast<int64_t>(c.size()));
-  BatchCursor cursor(distinct_image_batches(lengths, splits.train.captions_per_image, cfg.batch), run_options.seed + 1);
+  BatchCursor cursor(distinct_image_batches(lengths, splits.train.captions_per_image, cfg.batch), cfg.run.seed + 1);
   Adam adam(model.named_parameters(), AdamOptions{.lr = cfg.lr});
   run.note(fmt::format("{} steps of up to {} pairs ({} per epoch); Adam lr {}; per-parameter clip {}", cfg.loop.steps,
                        cfg.batch, cursor.batches_per_epoch(), cfg.lr, cfg.loop.clip));
@@ -201,6 +152,4 @@ int train(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  return run_main([&] { return train(argc, argv); });
-}
+int main(int argc, char** argv) { return run_main(argc, argv, train); }

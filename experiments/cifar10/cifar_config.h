@@ -1,0 +1,36 @@
+#pragma once
+// The CIFAR-10 driver's settings: every flag of experiments/cifar10/main.cpp,
+// with the recipe's defaults.
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "experiments/common/norm_flags.h"
+#include "experiments/common/run.h"
+#include "experiments/common/training_loop.h"
+
+namespace rg::cifar {
+
+struct CifarConfig {
+  RunOptions run{.out = "runs/cifar10"};  // --seed --threads --out --config --resume --log-every
+  std::string data;              // empty: the synthetic task
+  NormFlags norm{.norm = "layernorm", .p = 0.125f, .eps = 1e-6f};  // pRMSNorm 12.5%; the CIFAR code's ε
+  double width = 1.0;
+  int64_t epochs = 200;
+  int64_t steps = 0;             // 0: epochs × batches per epoch
+  int64_t batch = 100;
+  double lr = 0.0;               // 0: the paper's, 0.003 (0.0003 for none)
+  int64_t valid_size = 5000;
+  int64_t train_size = 0;        // 0: every training image (synthetic: 10,000)
+  std::string zca = "auto";      // auto: on for real data, off for the synthetic images
+  std::string zca_cache = "runs/zca-cache";
+  int64_t eval_batch = 500;
+  TrainingOptions loop;          // steps and eval_every follow from the data; --stop-after
+};
+
+// Adds every flag of the driver to `app`.
+void add_cifar_flags(CLI::App& app, CifarConfig& cfg);
+
+}  // namespace rg::cifar

@@ -1,0 +1,40 @@
+#pragma once
+// The order-embedding driver's settings: every flag of
+// experiments/order_embedding/main.cpp, with the recipe's defaults.
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "experiments/common/norm_flags.h"
+#include "experiments/common/run.h"
+#include "experiments/common/training_loop.h"
+
+namespace rg::oe {
+
+struct OeConfig {
+  RunOptions run{.out = "runs/order_embedding"};  // --seed --threads --out --config --resume --log-every
+  std::string features;  // empty: the synthetic task
+  std::vector<std::string> captions;
+  int64_t captions_per_image = 5;  // for a single caption file
+  NormFlags norm;
+  std::string method = "order";
+  float margin = 0.0f;  // 0: 0.05 for order, 0.2 for cosine
+  int64_t word_dim = 300, embed_dim = 1024;
+  int64_t batch = 128;
+  double lr = 1e-3;
+  TrainingOptions loop{.steps = 2000,
+                       .eval_every = 100,
+                       .clip = 2.0,
+                       .clip_per_parameter = true,
+                       .best_metric = "R@1+R@5+R@10 (image retrieval)"};
+  int64_t min_count = 2;
+  int64_t fold_images = 1000;
+  int64_t synthetic_images = 2000, synthetic_dim = 256;
+};
+
+// Adds every flag of the driver to `app`.
+void add_oe_flags(CLI::App& app, OeConfig& cfg);
+
+}  // namespace rg::oe

@@ -1,0 +1,96 @@
+#include "experiments/rnnsearch/translation_config.h"
+
+#include "experiments/rnnsearch/synthetic_translation.h"
+
+namespace rg {
+
+namespace {
+
+void add_model_flags(CLI::App& app, TranslationConfig& cfg) {
+  add_run_options(app, cfg.run);
+  add_norm_flags(app, cfg.norm, {"none", "layernorm", "rmsnorm", "prmsnorm", "l2norm", "weightnorm"},
+                 "in every GRU, the attention, the initial state and the deep output");
+  app.add_option("--embed", cfg.embed, "word vectors and deep output size")->check(CLI::PositiveNumber);
+  app.add_option("--hidden", cfg.hidden, "GRU units (per encoder direction)")->check(CLI::PositiveNumber);
+  app.add_option("--attention", cfg.attention, "attention MLP size (0: the context size, 2·hidden)")
+      ->check(CLI::NonNegativeNumber);
+}
+
+}  // namespace
+
+void add_translation_flags(CLI::App& app, TranslationConfig& cfg) {
+  auto* train_src = app.add_option("--train-src", cfg.train_src, "training source text (plain or .gz); empty: synthetic");
+  auto* train_tgt = app.add_option("--train-tgt", cfg.train_tgt, "training target text");
+  auto* valid_src = app.add_option("--valid-src", cfg.valid_src, "validation source text");
+  auto* valid_tgt = app.add_option("--valid-tgt", cfg.valid_tgt, "validation target text");
+  auto* test_src = app.add_option("--test-src", cfg.test_src, "test source text, translated by the best checkpoint");
+  auto* test_tgt = app.add_option("--test-tgt", cfg.test_tgt, "test target text");
+  train_src->needs(train_tgt)->needs(valid_src);
+  train_tgt->needs(train_src);
+  valid_src->needs(valid_tgt)->needs(train_src);
+  valid_tgt->needs(valid_src);
+  test_src->needs(test_tgt)->needs(train_src);
+  test_tgt->needs(test_src);
+  app.add_option("--translate", cfg.translate, "translate this file with the run in --out instead of training");
+  app.add_option("--output", cfg.output, "with --translate: write here instead of stdout");
+  app.add_option("--vocab-size", cfg.vocab_size, "SentencePiece pieces (the synthetic task caps it at 400)")
+      ->check(CLI::Range(16, 1 << 20));
+  app.add_option("--max-length", cfg.max_length, "drop training pairs longer than this many subwords (0: keep all)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--synthetic-pairs", cfg.synthetic_pairs, "training pairs of the synthetic task")
+      ->check(CLI::Range(10, 1 << 24));
+  app.add_option("--synthetic-max-words", cfg.synthetic_max_words, "longest synthetic source sentence, in words")
+      ->check(CLI::Range(3, 200));
+  add_model_flags(app, cfg);
+  app.add_option("--dropout", cfg.dropout, "dropout on word vectors and the deep output")->check(CLI::Range(0.0f, 0.99f));
+  app.add_option("--label-smoothing", cfg.label_smoothing, "label smoothing ε")->check(CLI::Range(0.0f, 0.99f));
+  app.add_option("--lr", cfg.lr, "Adam learning rate")->check(CLI::PositiveNumber);
+  app.add_option("--batch", cfg.batch, "sentences per step")->check(CLI::PositiveNumber);
+  app.add_option("--max-tokens", cfg.max_tokens, "padded tokens per step (0: no limit)")->check(CLI::NonNegativeNumber);
+  app.add_option("--clip", cfg.loop.clip, "global gradient norm clip")->check(CLI::PositiveNumber);
+  app.add_option("--steps", cfg.loop.steps, "training steps")->check(CLI::PositiveNumber);
+  app.add_option("--eval-every", cfg.loop.eval_every, "steps between validations")->check(CLI::PositiveNumber);
+  app.add_option("--beam", cfg.beam, "beam size for the test set and --translate (1: greedy)")->check(CLI::Range(1, 100));
+  app.add_option("--valid-beam", cfg.valid_beam, "beam size for validation BLEU")->check(CLI::Range(1, 100));
+  app.add_option("--length-norm", cfg.length_norm, "rank finished hypotheses by score / length^this (0: off)")
+      ->check(CLI::Range(0.0f, 5.0f));
+  app.add_option("--valid-limit", cfg.valid_limit, "validation BLEU on the first N sentences (0: all)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--decode-batch", cfg.decode_batch, "sentences per beam-search batch")->check(CLI::PositiveNumber);
+  add_stop_after_flag(app, cfg.loop);
+}
+
+RNNSearchOptions model_options(const TranslationConfig& cfg, int64_t vocab) {
+  RNNSearchOptions o;
+  o.source_vocab = o.target_vocab = vocab;
+  o.embed = cfg.embed;
+  o.hidden = cfg.hidden;
+  o.attention = cfg.attention;
+  o.norm = cfg.norm.options();
+  o.dropout = cfg.dropout;
+  o.label_smoothing = cfg.label_smoothing;
+  return o;
+}
+
+Corpus read_corpus(const TranslationConfig& cfg, uint64_t seed) {
+  Corpus c;
+  if (cfg.train_src.empty()) {
+    SyntheticTranslationOptions o;
+    o.pairs = cfg.synthetic_pairs;
+    o.max_words = cfg.synthetic_max_words;
+    o.seed = seed + 100;
+    c.train = synthetic_translation(o);
+    o.pairs = 500;
+    o.seed = seed + 101;
+    c.valid = synthetic_translation(o);
+    o.seed = seed + 102;
+    c.test = synthetic_translation(o);
+    return c;
+  }
+  c.train = read_parallel_text(cfg.train_src, cfg.train_tgt);
+  c.valid = read_parallel_text(cfg.valid_src, cfg.valid_tgt);
+  if (!cfg.test_src.empty()) c.test = read_parallel_text(cfg.test_src, cfg.test_tgt);
+  return c;
+}
+
+}  // namespace rg
