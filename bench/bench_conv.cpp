@@ -6,30 +6,14 @@
 // the same lines for torch.nn.functional.conv2d; bench/bench_conv.sh joins them.
 //
 // Usage: bench_conv [--threads N] [--repeats R] [--batch B]
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <functional>
-#include <string>
-#include <vector>
 
+#include "bench/op_timing.h"
 #include "rmsgrad.h"
 
 using namespace rg;
 
 namespace {
-
-double median_ms(int repeats, const std::function<void()>& body) {
-  for (int i = 0; i < 2; ++i) body();  // warm caches and the allocator
-  std::vector<double> times;
-  for (int i = 0; i < repeats; ++i) {
-    auto start = std::chrono::steady_clock::now();
-    body();
-    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-  }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
 
 struct Layer {
   const char* name;
@@ -46,20 +30,14 @@ const Layer kLayers[] = {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int threads = 1, repeats = 10;
+  bench::OpFlags flags;
+  flags.repeats = 10;
   int64_t batch = 100;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--threads" && i + 1 < argc) threads = std::stoi(argv[++i]);
-    else if (a == "--repeats" && i + 1 < argc) repeats = std::stoi(argv[++i]);
-    else if (a == "--batch" && i + 1 < argc) batch = std::stoll(argv[++i]);
-    else {
-      std::fprintf(stderr, "bench_conv: unknown argument '%s' (usage: bench_conv [--threads N] [--repeats R] "
-                           "[--batch B])\n", a.c_str());
-      return 2;
-    }
-  }
-  set_num_threads(threads);
+  CLI::App app{"conv2d on every distinct conv layer of ConvPool-CNN-C", "bench_conv"};
+  bench::add_op_flags(app, flags, /*with_norm_impl=*/false);
+  app.add_option("--batch", batch, "images")->check(CLI::PositiveNumber);
+  if (int code = bench::parse_bench_flags(app, argc, argv); code >= 0) return code;
+  set_num_threads(flags.threads);
   for (const Layer& l : kLayers) {
     Generator gen(0);
     Var x(normal(Shape{batch, l.in, l.size, l.size}, 0.0f, 1.0f, gen), true);
@@ -67,19 +45,11 @@ int main(int argc, char** argv) {
     Var b(Tensor::zeros(Shape{l.out}), true);
     const int64_t out_size = l.size + 2 * l.padding - l.kernel + 1;
     Tensor dy = normal(Shape{batch, l.out, out_size, out_size}, 0.0f, 1.0f, gen);
-    const double fwd = median_ms(repeats, [&] {
-      NoGradGuard no_grad;
-      Var y = conv2d(x, w, b, 1, l.padding);
-    });
-    const double fwd_bwd = median_ms(repeats, [&] {
-      for (Var* v : {&x, &w, &b}) v->node()->grad = Tensor();  // fresh gradients, as in a training step
-      Var y = conv2d(x, w, b, 1, l.padding);
-      tape().backward(y, dy);
-      tape().clear();
-    });
+    const auto ms =
+        bench::time_forward_backward([&] { return conv2d(x, w, b, 1, l.padding); }, {x, w, b}, dy, flags.repeats);
     std::printf("{\"op\": \"conv2d\", \"impl\": \"rmsgrad\", \"layer\": \"%s\", \"batch\": %lld, \"threads\": %d, "
                 "\"fwd_ms\": %.3f, \"fwd_bwd_ms\": %.3f}\n",
-                l.name, (long long)batch, threads, fwd, fwd_bwd);
+                l.name, (long long)batch, flags.threads, ms.fwd, ms.fwd_bwd);
     std::fflush(stdout);
   }
   return 0;

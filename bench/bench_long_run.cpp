@@ -41,21 +41,13 @@
 #include <vector>
 
 #include "bench/memory_models.h"
+#include "bench/process_memory.h"
 #include "core/allocator.h"
 
 using namespace rg;
 
 namespace {
 
-// A field of /proc/self/status in MB ("VmRSS", "VmHWM").
-double status_mb(const std::string& field) {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind(field + ":", 0) == 0) return std::stod(line.substr(field.size() + 1)) / 1024.0;
-  return -1.0;
-}
-double rss_mb() { return status_mb("VmRSS"); }
 
 double cpu_ms() {
   timespec t{};
@@ -115,8 +107,8 @@ int main(int argc, char** argv) {
       cpu_window.push_back(cpu_ms() - cpu_start);
       window.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
       if (step == warmup) {
-        rss_after_warmup = rss_mb();
-        peak_after_warmup = status_mb("VmHWM");
+        rss_after_warmup = bench::rss_mb();
+        peak_after_warmup = bench::status_mb("VmHWM");
         window.clear();  // the time windows start after the warm-up
         cpu_window.clear();
       }
@@ -127,14 +119,14 @@ int main(int argc, char** argv) {
           ms_last = ms;
         }
         std::printf("{\"step\": %lld, \"rss_mb\": %.1f, \"peak_mb\": %.1f, \"cached_mb\": %.1f, \"cpu_ms_per_step\": %.3f, \"wall_ms_per_step\": %.3f}\n",
-                    static_cast<long long>(step), rss_mb(), status_mb("VmHWM"),
+                    static_cast<long long>(step), bench::rss_mb(), bench::status_mb("VmHWM"),
                     static_cast<double>(allocator_stats().cached_bytes) / (1024.0 * 1024.0), ms, median(window));
         std::fflush(stdout);
         window.clear();
         cpu_window.clear();
       }
     }
-    const double rss_end = rss_mb(), peak_end = status_mb("VmHWM");
+    const double rss_end = bench::rss_mb(), peak_end = bench::status_mb("VmHWM");
     const double growth = 100.0 * (peak_end - peak_after_warmup) / peak_after_warmup;
     const bool flat = growth < 1.0 && std::fabs(ms_last / ms_first - 1.0) < 0.10;
     std::printf("{\"impl\": \"rmsgrad\", \"model\": \"%s\", \"steps\": %lld, \"warmup\": %lld, \"batch\": %lld, "

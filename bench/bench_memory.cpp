@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "bench/memory_models.h"
+#include "bench/process_memory.h"
 #include "bench/step_timing.h"
 #include "core/allocator.h"
 
@@ -55,14 +56,6 @@ using namespace rg;
 
 namespace {
 
-// A field of /proc/self/status in MB ("VmHWM", "VmRSS").
-double status_mb(const std::string& field) {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind(field + ":", 0) == 0) return std::stod(line.substr(field.size() + 1)) / 1024.0;
-  return -1.0;
-}
 
 double mb(size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
 
@@ -73,7 +66,7 @@ struct Flags {
 
 // Runs one model in this process and prints its line.
 void measure(const Flags& f) {
-  const double start_rss = status_mb("VmRSS");
+  const double start_rss = bench::status_mb("VmRSS");
 #if __has_include("core/allocation_tags.h")
   set_allocation_tracking(true);
   if (f.policy == "before") {
@@ -110,7 +103,7 @@ void measure(const Flags& f) {
               "\"peak_live_mb\": %.1f, \"cached_mb\": %.1f, \"held_at_peak\": {%s}}\n",
               f.model.c_str(), f.sizes.c_str(), f.policy.c_str(), f.norm.c_str(), f.threads,
               static_cast<long long>(z.batch), static_cast<long long>(z.src_len), static_cast<long long>(z.tgt_len),
-              static_cast<long long>(m.parameters), f.steps, status_mb("VmHWM"), status_mb("VmRSS"), start_rss,
+              static_cast<long long>(m.parameters), f.steps, bench::status_mb("VmHWM"), bench::status_mb("VmRSS"), start_rss,
               peak_live, mb(stats.cached_bytes), held.c_str());
   std::fflush(stdout);
 }

@@ -11,14 +11,11 @@
 // "rows" is N·C and "cols" H·W there.
 //
 // Usage: bench_norms [--threads N] [--repeats R] [--norm-impl fused|composed] [--channels]
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <functional>
-#include <string>
 #include <vector>
 
+#include "bench/op_timing.h"
 #include "layers/normalization.h"
 #include "rmsgrad.h"
 
@@ -26,48 +23,25 @@ using namespace rg;
 
 namespace {
 
-NormImpl g_impl = NormImpl::Fused;  // --norm-impl
-
-double median_ms(int repeats, const std::function<void()>& body) {
-  for (int i = 0; i < 3; ++i) body();  // warm caches and the allocator
-  std::vector<double> times;
-  for (int i = 0; i < repeats; ++i) {
-    auto start = std::chrono::steady_clock::now();
-    body();
-    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-  }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
-
-void report(const char* op, int64_t rows, int64_t cols, int threads, double fwd, double fwd_bwd) {
+void report(const bench::OpFlags& flags, const char* op, int64_t rows, int64_t cols, double fwd, double fwd_bwd) {
   const double bytes = 2.0 * rows * cols * sizeof(float);
   std::printf(
       "{\"op\": \"%s\", \"norm_impl\": \"%s\", \"rows\": %lld, \"cols\": %lld, \"threads\": %d, \"fwd_ms\": %.4f, "
       "\"fwd_bwd_ms\": %.4f, \"fwd_gbps\": %.2f}\n",
-      op, norm_impl_name(g_impl).c_str(), (long long)rows, (long long)cols, threads, fwd, fwd_bwd, bytes / (fwd * 1e6));
+      op, flags.norm_impl.c_str(), (long long)rows, (long long)cols, flags.threads, fwd, fwd_bwd, bytes / (fwd * 1e6));
   std::fflush(stdout);
 }
 
-// Forward and forward+backward of `norm` on x, with a fresh gradient buffer
-// for x every time, as for an intermediate activation.
-std::pair<double, double> time_norm(Norm& norm, const Tensor& xv, const Tensor& dy, int repeats) {
+// Forward and forward+backward of `norm` on x; x's gradient is fresh every
+// time, as for an intermediate activation.
+bench::ForwardBackwardMs time_norm(Norm& norm, const Tensor& xv, const Tensor& dy, int repeats) {
   Var x(xv, true);
-  const double fwd = median_ms(repeats, [&] {
-    NoGradGuard no_grad;
-    Var y = norm.forward(x);
-  });
-  const double fwd_bwd = median_ms(repeats, [&] {
-    x.node()->grad = Tensor();
-    for (auto& [_, p] : norm.named_parameters()) p.node()->grad = Tensor();
-    Var y = norm.forward(x);
-    tape().backward(y, dy);
-    tape().clear();
-  });
-  return {fwd, fwd_bwd};
+  std::vector<Var> inputs{x};
+  for (const auto& [name, p] : norm.named_parameters()) inputs.push_back(p);
+  return bench::time_forward_backward([&] { return norm.forward(x); }, inputs, dy, repeats);
 }
 
-void conv_maps(int threads, int repeats) {
+void conv_maps(const bench::OpFlags& flags) {
   for (const Shape& shape : {Shape{100, 48, 32, 32}, Shape{100, 96, 16, 16}, Shape{100, 96, 6, 6}}) {
     Generator gen(0);
     const Tensor xv = normal(shape, 0.0f, 1.0f, gen), dy = normal(shape, 0.0f, 1.0f, gen);
@@ -75,11 +49,11 @@ void conv_maps(int threads, int repeats) {
     for (const char* name : {"layernorm", "rmsnorm"}) {
       NormOptions options;
       options.kind = parse_norm_kind(name);
-      options.impl = g_impl;
+      options.impl = flags.impl();
       options.rms_bias = true;  // as ConvPool-CNN-C: a gain and a bias per channel for every norm
       auto norm = make_norm(options, shape[1], NormLayout::Channels);
-      const auto [fwd, fwd_bwd] = time_norm(*norm, xv, dy, repeats);
-      report(fmt::format("{}_channels", name).c_str(), rows, cols, threads, fwd, fwd_bwd);
+      const auto ms = time_norm(*norm, xv, dy, flags.repeats);
+      report(flags, fmt::format("{}_channels", name).c_str(), rows, cols, ms.fwd, ms.fwd_bwd);
     }
   }
 }
@@ -87,29 +61,15 @@ void conv_maps(int threads, int repeats) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int threads = 1, repeats = 30;
+  bench::OpFlags flags;
   bool channels = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--threads" && i + 1 < argc) threads = std::stoi(argv[++i]);
-    else if (a == "--repeats" && i + 1 < argc)
-      repeats = std::stoi(argv[++i]);
-    else if (a == "--norm-impl" && i + 1 < argc)
-      g_impl = parse_norm_impl(argv[++i]);
-    else if (a == "--channels")
-      channels = true;
-    else {
-      std::fprintf(stderr,
-                   "bench_norms: unknown argument '%s' (usage: bench_norms [--threads N] [--repeats R] [--norm-impl "
-                   "fused|composed] "
-                   "[--channels])\n",
-                   a.c_str());
-      return 2;
-    }
-  }
-  set_num_threads(threads);
+  CLI::App app{"the normalizations alone, and a copy of the same bytes", "bench_norms"};
+  bench::add_op_flags(app, flags);
+  app.add_flag("--channels", channels, "the conv-map layout, on ConvPool-CNN-C's maps");
+  if (int code = bench::parse_bench_flags(app, argc, argv); code >= 0) return code;
+  set_num_threads(flags.threads);
   if (channels) {
-    conv_maps(threads, repeats);
+    conv_maps(flags);
     return 0;
   }
   for (auto [rows, cols] : {std::pair<int64_t, int64_t>{4000, 1024}, {2048, 512}}) {
@@ -119,7 +79,7 @@ int main(int argc, char** argv) {
 
     // The copy baseline: the least a forward that reads x and writes y can take.
     // Parallel like the kernels, so both use the same cores.
-    double copy_ms = median_ms(repeats, [&] {
+    const double copy_ms = bench::median_ms(flags.repeats, [&] {
       Tensor y = Tensor::empty(xv.shape());
       float* dst = y.data();
       const float* src = xv.data();
@@ -127,15 +87,15 @@ int main(int argc, char** argv) {
         std::memcpy(dst + lo, src + lo, sizeof(float) * (hi - lo));
       });
     });
-    report("copy", rows, cols, threads, copy_ms, 0.0);
+    report(flags, "copy", rows, cols, copy_ms, 0.0);
 
     for (const char* name : {"layernorm", "rmsnorm", "prmsnorm", "l2norm"}) {
       NormOptions options;
       options.kind = parse_norm_kind(name);
-      options.impl = g_impl;
+      options.impl = flags.impl();
       auto norm = make_norm(options, cols);
-      const auto [fwd, fwd_bwd] = time_norm(*norm, xv, dy, repeats);
-      report(name, rows, cols, threads, fwd, fwd_bwd);
+      const auto ms = time_norm(*norm, xv, dy, flags.repeats);
+      report(flags, name, rows, cols, ms.fwd, ms.fwd_bwd);
     }
   }
   return 0;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_cli.h"
 #include "bench/model_steps/model_step.h"
 
 namespace rg::bench {
@@ -30,22 +31,6 @@ inline void add_model_flags(CLI::App& app, ModelFlags& flags) {
                  "override one of the model's sizes, key=value (repeatable; e.g. --set batch=32 --set width=0.25)");
   app.add_option("--threads", flags.threads, "threads")->check(CLI::PositiveNumber);
   app.add_option("--warmup", flags.warmup, "untimed steps (rounds) first")->check(CLI::NonNegativeNumber);
-}
-
-// Parses argv; returns the exit code when the program should stop (help, or
-// a bad flag: one "error:" line and 2).
-inline int parse_bench_flags(CLI::App& app, int argc, char** argv) {
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) {
-      std::printf("%s", app.help().c_str());
-      return 0;
-    }
-    std::fprintf(stderr, "error: %s; see %s --help\n", e.what(), app.get_name().c_str());
-    return 2;
-  }
-  return -1;
 }
 
 }  // namespace rg::bench
