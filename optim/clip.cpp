@@ -56,6 +56,17 @@ double grad_norm(const NamedParameters& parameters) {
   return std::sqrt(total);
 }
 
+std::string first_nonfinite_gradient(const NamedParameters& parameters) {
+  for (const auto& [name, var] : parameters) {
+    if (!var.defined() || !var.has_grad()) continue;
+    const Tensor& g = var.node()->grad;
+    const float* x = g.data();
+    for (int64_t i = 0; i < g.numel(); ++i)
+      if (!std::isfinite(x[i])) return name + (std::isnan(x[i]) ? " (NaN)" : " (Inf)");
+  }
+  return {};
+}
+
 double clip_grad_norm(const NamedParameters& parameters, double max_norm) {
   check_max_norm(max_norm, "clip_grad_norm");
   const double norm = grad_norm(parameters);

@@ -31,6 +31,11 @@ double l2_norm(const Tensor& t);
 // The global L2 norm of every gradient (parameters without one skipped).
 double grad_norm(const NamedParameters& parameters);
 
+// The first parameter (in order) whose gradient holds a NaN or an infinity,
+// as "<name> (NaN)" or "<name> (Inf)"; empty when every gradient is finite.
+// For naming the culprit once a norm has come out non-finite.
+std::string first_nonfinite_gradient(const NamedParameters& parameters);
+
 // Clips by the global norm; returns the norm before clipping.
 double clip_grad_norm(const NamedParameters& parameters, double max_norm);
 

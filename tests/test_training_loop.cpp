@@ -7,6 +7,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <limits>
 
 #include "autograd/ops.h"
@@ -68,6 +70,8 @@ struct QuadrantRun {
   TrainingOptions options{.steps = 40, .eval_every = 10, .best_metric = "accuracy"};
   std::function<double(int64_t step)> score_at;  // the validation score; default: accuracy
   bool poison_at_step_7 = false;                  // make step 7's loss NaN
+  bool poison_gradient_at_step_7 = false;         // a finite loss whose gradient in out.weight is NaN
+  bool always_nan = false;                         // every loss NaN
 
   int64_t train(const fs::path& dir, bool resume = false) {
     run_options.out = dir.string();
@@ -89,7 +93,10 @@ struct QuadrantRun {
     loop.batch_loss = [&](int64_t step) {
       Points b = rows(train_set, cursor.next());
       Var loss = cross_entropy(model(constant(b.x)), Indices(b.labels));
-      return poison_at_step_7 && step == 7 ? loss * constant(Tensor::full(loss.value().shape(), NAN)) : loss;
+      if (always_nan || (poison_at_step_7 && step == 7)) return loss * constant(Tensor::full(loss.value().shape(), NAN));
+      // d/dw √(0·w²) = 0·w / √0 = NaN, while the value √0 = 0 leaves the loss as it is.
+      if (poison_gradient_at_step_7 && step == 7) return loss + sum(sqrt(square(model.out->weight) * 0.0f));
+      return loss;
     };
     loop.validate = [&](int64_t step) {
       NoGradGuard no_grad;
@@ -176,6 +183,37 @@ TEST_CASE("loop: a NaN loss stops the run with the step named and keeps the last
   quadrants.poison_at_step_7 = true;
   test::check_error([&] { quadrants.train(dir.path / "run"); }, "step 7", "loss is NaN");
   CHECK(fs::exists(dir.path / "run" / "checkpoint.safetensors"));  // the step-0 one
+}
+
+TEST_CASE("loop: a NaN gradient with a finite loss stops the run naming the step and the parameter") {
+  test::TempDir dir("loop_nan_gradient");
+  QuadrantRun quadrants;
+  quadrants.poison_gradient_at_step_7 = true;
+  test::check_error([&] { quadrants.train(dir.path / "run"); }, "gradient of out.weight (NaN) is not finite",
+                    "at step 7; stopping (the last good checkpoint is kept");
+}
+
+TEST_CASE("loop: with skip_nonfinite a NaN step is skipped, noted, and training goes on unharmed") {
+  test::TempDir dir("loop_skip");
+  QuadrantRun quadrants;
+  quadrants.poison_gradient_at_step_7 = true;
+  quadrants.options.skip_nonfinite = true;
+  CHECK(quadrants.train(dir.path / "run") == 40);
+  auto valid = test::metric_lines(dir.path / "run", "valid");
+  REQUIRE(!valid.empty());
+  CHECK(std::isfinite(valid.back()["loss"].get<double>()));
+  CHECK(valid.back()["accuracy"].get<double>() >= 90.0);  // the NaN never reached the weights
+  std::ifstream log(dir.path / "run" / "train.log");
+  const std::string text{std::istreambuf_iterator<char>(log), std::istreambuf_iterator<char>()};
+  CHECK(text.find("step 7: gradient of out.weight (NaN) is not finite; step skipped") != std::string::npos);
+}
+
+TEST_CASE("loop: with skip_nonfinite, ten non-finite steps in a row stop the run") {
+  test::TempDir dir("loop_skip_all");
+  QuadrantRun quadrants;
+  quadrants.options.skip_nonfinite = true;
+  quadrants.always_nan = true;
+  test::check_error([&] { quadrants.train(dir.path / "run"); }, "10 steps in a row", "the last at step 10");
 }
 
 TEST_CASE("loop: clear errors for a loop that is not set up") {

@@ -76,7 +76,7 @@ int train(int argc, char** argv) {
   app.add_option("--steps", loop_options.steps, "training steps")->check(CLI::PositiveNumber);
   app.add_option("--norm", norm, "the norm after each hidden layer")
       ->check(CLI::IsMember({"none", "layernorm", "rmsnorm"}));
-  add_stop_after_flag(app, loop_options);
+  add_loop_flags(app, loop_options);
   if (auto exit_code = parse_flags(app, argc, argv)) return *exit_code;
 
   Run run(app, run_options);

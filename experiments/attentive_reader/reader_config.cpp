@@ -57,7 +57,7 @@ void add_reader_flags(CLI::App& app, ReaderConfig& cfg) {
       ->check(CLI::Range(20, 1 << 24));
   app.add_option("--limit", cfg.limit, "deepmind / cbt-book: read at most this many questions (0: all)")
       ->check(CLI::NonNegativeNumber);
-  add_stop_after_flag(app, cfg.loop);
+  add_loop_flags(app, cfg.loop);
 }
 
 void check_reader_flags(const ReaderConfig& cfg) {

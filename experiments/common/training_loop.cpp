@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <limits>
 #include <utility>
 
@@ -22,9 +23,11 @@ TrainingLoop::TrainingLoop(Run& run, Module& model, Optimizer& optimizer, Traini
   progress.best_metric = std::numeric_limits<double>::lowest();  // below every score
 }
 
-void add_stop_after_flag(CLI::App& app, TrainingOptions& options) {
+void add_loop_flags(CLI::App& app, TrainingOptions& options) {
   app.add_option("--stop-after", options.stop_after, "stop after this step as if interrupted (for testing --resume)")
       ->check(CLI::NonNegativeNumber);
+  app.add_flag("--skip-nonfinite", options.skip_nonfinite,
+               "skip a step whose loss or gradient is NaN or infinite instead of stopping");
 }
 
 double TrainingLoop::epoch_of(int64_t step) const {
@@ -44,29 +47,36 @@ int64_t TrainingLoop::run() {
   ProgressBar bar(options_.steps, "train");
   double interval_loss = 0.0;
   int64_t interval_steps = 0;
+  int skipped_in_a_row = 0;
   while (step < options_.steps) {
     Var loss = batch_loss(step + 1);
     optimizer_.zero_grad();
     loss.backward();
-    if (options_.clip > 0 && options_.clip_per_parameter) {
-      clip_grad_norm_per_parameter(model_.named_parameters(), options_.clip);
-    } else if (options_.clip > 0) {
-      clip_grad_norm(model_.named_parameters(), options_.clip);
-    }
-    optimizer_.step();
-    ++step;
+    const double gradient_norm = clip_gradients();
     const double loss_value = loss.item();
-    check_finite_loss(step, loss_value);
-    interval_loss += loss_value;
-    interval_steps += 1;
     tape().clear();
+    ++step;
+    if (const std::string fault = nonfinite(loss_value, gradient_norm); !fault.empty()) {
+      if (!options_.skip_nonfinite) throw Error(fmt::format("{} at step {}; stopping (the last good checkpoint is "
+                                                            "kept; --skip-nonfinite skips such steps)", fault, step));
+      ++skipped_in_a_row;
+      run_.note(fmt::format("step {}: {}; step skipped (--skip-nonfinite)", step, fault));
+      check(skipped_in_a_row < kMaxSkippedInARow, "{} steps in a row had a non-finite loss or gradient, the last "
+            "at step {}; stopping (the last good checkpoint is kept)", kMaxSkippedInARow, step);
+    } else {
+      optimizer_.step();
+      skipped_in_a_row = 0;
+      interval_loss += loss_value;
+      interval_steps += 1;
+    }
     bar.update(step);
 
     const bool last = step == options_.steps;
     if (step % run_.log_every() == 0 || last) {
       Run::Fields fields = train_fields ? train_fields() : Run::Fields{};
       fields.emplace_back("epoch", epoch_of(step));
-      run_.log_train(step, interval_loss / static_cast<double>(interval_steps), fields);
+      const double mean_loss = interval_steps > 0 ? interval_loss / static_cast<double>(interval_steps) : NAN;
+      run_.log_train(step, mean_loss, fields);
       interval_loss = 0.0;
       interval_steps = 0;
     }
@@ -83,6 +93,26 @@ int64_t TrainingLoop::run() {
     test(step);
   }
   return step;
+}
+
+double TrainingLoop::clip_gradients() {
+  const NamedParameters parameters = model_.named_parameters();
+  if (options_.clip > 0 && options_.clip_per_parameter) {
+    double sum_of_squares = 0.0;
+    for (const auto& [name, norm] : clip_grad_norm_per_parameter(parameters, options_.clip))
+      sum_of_squares += norm * norm;
+    return std::sqrt(sum_of_squares);
+  }
+  if (options_.clip > 0) return clip_grad_norm(parameters, options_.clip);
+  return grad_norm(parameters);
+}
+
+std::string TrainingLoop::nonfinite(double loss_value, double gradient_norm) const {
+  if (std::isnan(loss_value)) return "loss is NaN";
+  if (!std::isfinite(loss_value)) return loss_value > 0 ? "loss is +Inf" : "loss is -Inf";
+  if (std::isfinite(gradient_norm)) return {};
+  // The norm sums squares in double, so it is not finite only when an element is not.
+  return fmt::format("gradient of {} is not finite", first_nonfinite_gradient(model_.named_parameters()));
 }
 
 void TrainingLoop::resume() {

@@ -22,8 +22,9 @@
 // One step of the loop, as llm.c's main writes it:
 //
 //   loss = batch_loss(step + 1)        the driver's forward, on its next batch
-//   zero_grad; loss.backward(); clip; optimizer.step()
-//   check the loss is finite; clear the tape
+//   zero_grad; loss.backward(); clip
+//   check the loss and the gradients are finite; optimizer.step()
+//   clear the tape
 //
 // The files it writes in the run directory (run.h has the logs):
 //   checkpoint.safetensors  after every validation: model, optimizer, progress
@@ -52,13 +53,22 @@ struct TrainingOptions {
   int64_t stop_after = 0;     // stop after this step as if interrupted, with no final test (0: never)
   double clip = 0.0;          // gradient norm clip (0: none)
   bool clip_per_parameter = false;  // clip each parameter's gradient on its own, not the global norm
+  // A step whose loss or gradient is not finite stops the run (naming the
+  // step and the first such parameter; the last checkpoint is kept). With
+  // skip_nonfinite it is skipped instead — no update, as mixed-precision
+  // trainers skip an overflowed step — and the run stops only after
+  // kMaxSkippedInARow such steps in a row.
+  bool skip_nonfinite = false;
   // Keep best.safetensors, the checkpoint with the highest Evaluation::score;
   // the name is how the log calls that score ("BLEU"). Empty: no best checkpoint.
   std::string best_metric = {};
 };
 
-// --stop-after N: stop after step N as if interrupted (to test --resume).
-void add_stop_after_flag(CLI::App& app, TrainingOptions& options);
+// The loop's flags every driver has: --stop-after N (stop after step N as if
+// interrupted, to test --resume) and --skip-nonfinite.
+void add_loop_flags(CLI::App& app, TrainingOptions& options);
+
+inline constexpr int kMaxSkippedInARow = 10;
 
 // One line of metrics: a loss and the driver's own fields ({"bleu", 27.1}).
 struct Scores {
@@ -107,6 +117,9 @@ class TrainingLoop {
 
  private:
   void validate_and_save(int64_t step);
+  // "" when the step's loss and gradients are finite; otherwise what is not.
+  std::string nonfinite(double loss_value, double gradient_norm) const;
+  double clip_gradients();  // clips as the options say; returns the gradients' norm (NaN/Inf if any is)
   void resume();
 
   Run& run_;

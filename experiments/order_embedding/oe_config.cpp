@@ -30,7 +30,7 @@ void add_oe_flags(CLI::App& app, OeConfig& cfg) {
       ->check(CLI::Range(10, 1 << 24));
   app.add_option("--synthetic-dim", cfg.synthetic_dim, "feature size of the synthetic images")
       ->check(CLI::PositiveNumber);
-  add_stop_after_flag(app, cfg.loop);
+  add_loop_flags(app, cfg.loop);
 }
 
 }  // namespace rg::oe

@@ -57,7 +57,7 @@ void add_translation_flags(CLI::App& app, TranslationConfig& cfg) {
   app.add_option("--valid-limit", cfg.valid_limit, "validation BLEU on the first N sentences (0: all)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--decode-batch", cfg.decode_batch, "sentences per beam-search batch")->check(CLI::PositiveNumber);
-  add_stop_after_flag(app, cfg.loop);
+  add_loop_flags(app, cfg.loop);
 }
 
 RNNSearchOptions model_options(const TranslationConfig& cfg, int64_t vocab) {
