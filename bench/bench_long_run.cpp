@@ -40,7 +40,8 @@
 #include <string>
 #include <vector>
 
-#include "bench/memory_models.h"
+#include "bench/model_steps/model_step.h"
+#include "rmsgrad.h"
 #include "bench/process_memory.h"
 #include "core/allocator.h"
 
@@ -91,8 +92,12 @@ int main(int argc, char** argv) {
     check(steps > warmup && warmup > 0 && report > 0 && batch >= 2 && len >= 4 && hidden > 0 && vocab > 4,
           "bench_long_run: need steps > warmup > 0, report > 0, batch ≥ 2, len ≥ 4, hidden and vocab > 4");
     set_num_threads(threads);
-    bench::MemorySizes z{batch, len, model == "reader" ? 20 : len, vocab, hidden, hidden};
-    bench::MemoryModel m = bench::make_memory_model(model, z, "rmsnorm");
+    bench::Sizes sizes;
+    for (const auto& [key, value] : {std::pair<std::string, int64_t>{"batch", batch}, {"vocab", vocab},
+                                     {"embed", hidden}, {"hidden", hidden}})
+      sizes.set(key + "=" + std::to_string(value));
+    sizes.set((model == "reader" ? "doc_len=" : "src_len=") + std::to_string(len));
+    std::unique_ptr<bench::ModelStep> m = bench::make_model_step(model, {NormKind::RMSNorm}, sizes);
     Generator shapes(seed);
     auto draw = [&](int64_t low, int64_t high) { return low + static_cast<int64_t>(shapes.randint(high - low + 1)); };
 
@@ -100,10 +105,10 @@ int main(int argc, char** argv) {
     double rss_after_warmup = 0.0, peak_after_warmup = 0.0, ms_first = 0.0, ms_last = 0.0;
     for (int64_t step = 1; step <= steps; ++step) {
       const int64_t b = draw(batch / 2, batch), src = draw(len / 4, len), tgt = draw(len / 4, len);
-      m.reshape(b, src, model == "reader" ? 20 : tgt);
+      m->reshape(b, src, model == "reader" ? 20 : tgt);
       const auto start = std::chrono::steady_clock::now();
       const double cpu_start = cpu_ms();
-      m.step();
+      m->run();
       cpu_window.push_back(cpu_ms() - cpu_start);
       window.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
       if (step == warmup) {

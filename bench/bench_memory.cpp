@@ -1,6 +1,6 @@
 // What a training step of each paper model holds in memory (issue 20).
 //
-// For each model (bench/memory_models.h) at its benchmark sizes and at the
+// For each model (bench/model_steps) at its benchmark sizes and at the
 // README's real-data sizes, one child process (this program run again with
 // --model and --sizes, so that every figure starts from a fresh process)
 // trains a few steps and prints one JSON line (--sizes longest: RNNSearch's
@@ -45,7 +45,8 @@
 #include <string>
 #include <vector>
 
-#include "bench/memory_models.h"
+#include "bench/memory_sizes.h"
+#include "rmsgrad.h"
 #include "bench/process_memory.h"
 #include "bench/step_timing.h"
 #include "core/allocator.h"
@@ -77,13 +78,13 @@ void measure(const Flags& f) {
   check(f.policy == "before", "bench_memory: this build has only the allocator before issue 20");
 #endif
   set_num_threads(f.threads);
-  const bench::MemorySizes z = bench::MemorySizes::named(f.sizes, f.model);
-  bench::MemoryModel m = bench::make_memory_model(f.model, z, f.norm);
-  for (int i = 0; i + 1 < f.steps; ++i) m.step();
+  bench::Sizes sizes = bench::memory_sizes(f.sizes, f.model);
+  std::unique_ptr<bench::ModelStep> m = bench::make_model_step(f.model, {parse_norm_kind(f.norm)}, sizes);
+  for (int i = 0; i + 1 < f.steps; ++i) m->run();
 #if __has_include("core/allocation_tags.h")
   reset_tracked_peak();
 #endif
-  m.step();
+  m->run();
 
   std::string held;
 #if __has_include("core/allocation_tags.h")
@@ -98,12 +99,11 @@ void measure(const Flags& f) {
 #endif
   const AllocatorStats stats = allocator_stats();
   std::printf("{\"impl\": \"rmsgrad\", \"model\": \"%s\", \"sizes\": \"%s\", \"policy\": \"%s\", \"norm\": \"%s\", "
-              "\"threads\": %d, \"batch\": %lld, \"src_len\": %lld, \"tgt_len\": %lld, \"parameters\": %lld, "
+              "\"threads\": %d, %s\"parameters\": %lld, "
               "\"steps\": %d, \"peak_rss_mb\": %.1f, \"rss_mb\": %.1f, \"start_rss_mb\": %.1f, "
               "\"peak_live_mb\": %.1f, \"cached_mb\": %.1f, \"held_at_peak\": {%s}}\n",
-              f.model.c_str(), f.sizes.c_str(), f.policy.c_str(), f.norm.c_str(), f.threads,
-              static_cast<long long>(z.batch), static_cast<long long>(z.src_len), static_cast<long long>(z.tgt_len),
-              static_cast<long long>(m.parameters), f.steps, bench::status_mb("VmHWM"), bench::status_mb("VmRSS"), start_rss,
+              f.model.c_str(), f.sizes.c_str(), f.policy.c_str(), f.norm.c_str(), f.threads, sizes.json().c_str(),
+              static_cast<long long>(m->model().parameter_count()), f.steps, bench::status_mb("VmHWM"), bench::status_mb("VmRSS"), start_rss,
               peak_live, mb(stats.cached_bytes), held.c_str());
   std::fflush(stdout);
 }
@@ -112,19 +112,19 @@ void measure(const Flags& f) {
 // Times the new behaviour (A) against the old (B), step by step in one process.
 void time_against_before(const Flags& f) {
   set_num_threads(f.threads);
-  const bench::MemorySizes z = bench::MemorySizes::named(f.sizes, f.model);
-  bench::MemoryModel after = bench::make_memory_model(f.model, z, f.norm);
-  bench::MemoryModel before = bench::make_memory_model(f.model, z, f.norm);
-  auto with = [](StepMemory mode, CacheSettings cache, bench::MemoryModel& m) {
+  bench::Sizes sizes_after = bench::memory_sizes(f.sizes, f.model), sizes_before = sizes_after;
+  auto after = bench::make_model_step(f.model, {parse_norm_kind(f.norm)}, sizes_after);
+  auto before = bench::make_model_step(f.model, {parse_norm_kind(f.norm)}, sizes_before);
+  auto with = [](StepMemory mode, CacheSettings cache, bench::ModelStep& m) {
     return [mode, cache, &m] {
       set_cache_settings(cache);
       tape().set_step_memory(mode);
-      m.step();
+      m.run();
     };
   };
   const bench::RoundTimes t = bench::time_rounds(
-      {with(StepMemory::Lean, CacheSettings{}, after),
-       with(StepMemory::BeforeIssue20, CacheSettings{CachePolicy::PeakSizedCache, 0.0}, before)},
+      {with(StepMemory::Lean, CacheSettings{}, *after),
+       with(StepMemory::BeforeIssue20, CacheSettings{CachePolicy::PeakSizedCache, 0.0}, *before)},
       2, f.pairs);
   const bench::RatioSummary r = bench::summarize(t.times[0], t.times[1]);
   std::printf("{\"impl\": \"rmsgrad\", \"model\": \"%s\", \"sizes\": \"%s\", \"norm\": \"%s\", \"threads\": %d, "

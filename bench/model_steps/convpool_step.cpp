@@ -13,10 +13,16 @@ ConvPoolStep::ConvPoolStep(const NormChoice& norm, Sizes& sizes) {
   options.norm.impl = norm.impl;
   options.norm.p = 0.125f;
   options.norm.eps = 1e-6f;
-  model_ = std::make_unique<ConvPoolCnnC>(options, init_, noise_);
-  adam_ = std::make_unique<Adam>(model_->named_parameters(),
-                                 AdamOptions{.lr = norm.kind == NormKind::None ? 3e-4 : 3e-3});
-  images_ = normal(Shape{batch, 3, 32, 32}, 0.0f, 1.0f, data_);
+  {
+    ScopedAllocationTag tag("parameters");
+    model_ = std::make_unique<ConvPoolCnnC>(options, init_, noise_);
+    adam_ = std::make_unique<Adam>(model_->named_parameters(),
+                                   AdamOptions{.lr = norm.kind == NormKind::None ? 3e-4 : 3e-3});
+  }
+  {
+    ScopedAllocationTag tag("inputs");
+    images_ = normal(Shape{batch, 3, 32, 32}, 0.0f, 1.0f, data_);
+  }
   for (int64_t i = 0; i < batch; ++i) labels_.push_back(static_cast<int32_t>(data_.randint(10)));
   if (norm.kind == NormKind::WeightNorm) model_->init_weight_norm(images_);
 }
@@ -25,7 +31,7 @@ void ConvPoolStep::run() {
   Var loss = cross_entropy((*model_)(constant(images_)), Indices(labels_));
   adam_->zero_grad();
   loss.backward();
-  adam_->step();
+  update(*adam_, [] {});
   loss_ = loss.item();
   tape().clear();
 }

@@ -62,6 +62,10 @@ std::string NormChoice::name() const {
   return impl == NormImpl::Fused ? norm_name(kind) : norm_name(kind) + " (composed)";
 }
 
+void ModelStep::reshape(int64_t, int64_t, int64_t) {
+  throw Error("bench: only the rnnsearch and reader models take batches of other lengths");
+}
+
 void ModelStep::dump(const std::string&) {
   throw Error("--dump: only the rnnsearch model writes a check for its twin");
 }
@@ -78,6 +82,7 @@ std::unique_ptr<ModelStep> make_model_step(std::string_view model, const NormCho
 }
 
 TokenBatch random_tokens(const std::vector<int64_t>& lengths, int64_t vocab, Generator& gen, int32_t eos) {
+  ScopedAllocationTag tag("inputs");
   const int64_t batch = static_cast<int64_t>(lengths.size());
   const int64_t steps = *std::max_element(lengths.begin(), lengths.end());
   std::vector<int32_t> ids(static_cast<size_t>(steps * batch), 0);

@@ -10,6 +10,11 @@
 //   step->run();                          // forward, backward, clip, update; clears the tape
 //   step->loss();                         // the loss of that step
 //
+// Every allocation outside the forward and backward passes is tagged
+// (core/allocation_tags.h, for bench_memory): "parameters", "inputs", and
+// "optimizer state" for the update (Adam allocates its moments on its first
+// step).
+//
 // Every model draws its parameters and its batch from fixed seeds, so two
 // steps built with different norms see the same batch, and the same model
 // built twice starts from the same weights. The batch is built once; every
@@ -22,6 +27,8 @@
 #include <vector>
 
 #include "autograd/ops.h"
+#include "core/allocation_tags.h"
+#include "optim/optimizer.h"
 #include "core/random.h"
 #include "layers/module.h"
 #include "layers/normalization.h"
@@ -60,12 +67,24 @@ class ModelStep {
   virtual ~ModelStep() = default;
   virtual void run() = 0;  // one training step; clears the tape
   virtual Module& model() = 0;
+  // A new batch of `batch` sequences of up to `first` and `second` tokens
+  // (RNNSearch: source and target; reader: document and query), for runs
+  // whose shapes vary as real batches do. The other models throw.
+  virtual void reshape(int64_t batch, int64_t first, int64_t second);
   // The model's checks against its PyTorch twin: parameters, batch and one
   // backward's gradients written to dir (only RNNSearch has it).
   virtual void dump(const std::string& dir);
   double loss() const { return loss_; }
 
  protected:
+  // The update under the "optimizer state" tag: clip (when the recipe
+  // clips), then the optimizer's step.
+  template <class Clip>
+  static void update(Optimizer& optimizer, Clip clip) {
+    ScopedAllocationTag tag("optimizer state");
+    clip();
+    optimizer.step();
+  }
   double loss_ = 0.0;
 };
 

@@ -17,11 +17,15 @@ OrderEmbeddingStep::OrderEmbeddingStep(const NormChoice& norm, Sizes& sizes) {
   options.similarity = parse_similarity(sizes.text("method", "order"));
   options.norm.kind = norm.kind;
   options.norm.impl = norm.impl;
-  model_ = std::make_unique<OrderEmbeddingModel>(options, gen_);
-  adam_ = std::make_unique<Adam>(model_->named_parameters(), AdamOptions{.lr = 1e-3});
+  {
+    ScopedAllocationTag tag("parameters");
+    model_ = std::make_unique<OrderEmbeddingModel>(options, gen_);
+    adam_ = std::make_unique<Adam>(model_->named_parameters(), AdamOptions{.lr = 1e-3});
+  }
   std::vector<int64_t> lengths(batch);
   for (int64_t b = 0; b < batch; ++b) lengths[b] = 6 + (5 * b) % 12;
   captions_ = random_tokens(lengths, options.vocab_size, gen_);
+  ScopedAllocationTag tag("inputs");
   images_ = normal(Shape{batch, options.image_dim}, 0.0f, 1.0f, gen_);
 }
 
@@ -29,8 +33,7 @@ void OrderEmbeddingStep::run() {
   Var loss = model_->loss(captions_.ids, captions_.mask, constant(images_));
   adam_->zero_grad();
   loss.backward();
-  clip_grad_norm_per_parameter(model_->named_parameters(), 2.0);
-  adam_->step();
+  update(*adam_, [&] { clip_grad_norm_per_parameter(model_->named_parameters(), 2.0); });
   loss_ = loss.item();
   tape().clear();
 }

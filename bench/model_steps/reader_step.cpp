@@ -2,36 +2,49 @@
 
 #include "core/error.h"
 
+#include <algorithm>
+
 #include "optim/clip.h"
 
 namespace rg::bench {
 
 ReaderStep::ReaderStep(const NormChoice& norm, Sizes& sizes) {
   const int64_t batch = sizes.integer("batch", 64), doc_len = sizes.integer("doc_len", 300);
+  const int64_t query_len = sizes.integer("query_len", 20);
   AttentiveReaderOptions options;
-  options.vocab_size = sizes.integer("vocab", 10000);
+  options.vocab_size = vocab_ = sizes.integer("vocab", 10000);
   check(options.vocab_size > 4, "reader: vocab must be above 4");
   options.embed_dim = sizes.integer("embed", 240);
   options.hidden = sizes.integer("hidden", 240);
-  const int64_t k = sizes.integer("candidates", 10);
+  candidates_per_question_ = sizes.integer("candidates", 10);
   options.norm.kind = norm.kind;
   options.norm.impl = norm.impl;
   options.dropout = 0.5f;
-  model_ = std::make_unique<AttentiveReader>(options, gen_, noise_gen_);
-  model_->train();
-  adam_ = std::make_unique<Adam>(model_->named_parameters(), AdamOptions{.lr = 8e-5});
+  {
+    ScopedAllocationTag tag("parameters");
+    model_ = std::make_unique<AttentiveReader>(options, gen_, noise_gen_);
+    model_->train();
+    adam_ = std::make_unique<Adam>(model_->named_parameters(), AdamOptions{.lr = 8e-5});
+  }
+  reshape(batch, doc_len, query_len);
+}
 
-  const int64_t min_doc = (5 * doc_len + 5) / 6;
+// Documents of 5/6 to all of doc_len tokens, queries of query_len − 8 to
+// query_len, `candidates` candidates of which the (i mod k)-th is the answer.
+void ReaderStep::reshape(int64_t batch, int64_t doc_len, int64_t query_len) {
+  const int64_t k = candidates_per_question_, min_doc = (5 * doc_len + 5) / 6;
+  const int64_t min_query = std::max<int64_t>(1, query_len - 8);
   std::vector<int64_t> doc_lengths(batch), query_lengths(batch);
   for (int64_t i = 0; i < batch; ++i) {
     doc_lengths[i] = min_doc + (7 * i) % (doc_len - min_doc + 1);
-    query_lengths[i] = 12 + (5 * i) % 9;
+    query_lengths[i] = min_query + (5 * i) % (query_len - min_query + 1);
   }
-  document_ = random_tokens(doc_lengths, options.vocab_size, gen_);
-  query_ = random_tokens(query_lengths, options.vocab_size, gen_);
+  document_ = random_tokens(doc_lengths, vocab_, gen_);
+  query_ = random_tokens(query_lengths, vocab_, gen_);
   std::vector<int32_t> candidate_ids(static_cast<size_t>(batch * k)), answer_ids;
-  for (auto& id : candidate_ids) id = 4 + static_cast<int32_t>(gen_.randint(options.vocab_size - 4));
+  for (auto& id : candidate_ids) id = 4 + static_cast<int32_t>(gen_.randint(vocab_ - 4));
   for (int64_t i = 0; i < batch; ++i) answer_ids.push_back(static_cast<int32_t>(i % k));
+  ScopedAllocationTag tag("inputs");
   candidates_ = Indices(Shape{batch, k}, candidate_ids);
   answers_ = Indices(Shape{batch}, answer_ids);
   candidate_padding_ = Tensor::zeros(Shape{batch, k});
@@ -42,8 +55,7 @@ void ReaderStep::run() {
   Var loss = model_->loss(in, answers_);
   adam_->zero_grad();
   loss.backward();
-  clip_grad_norm(model_->named_parameters(), 10.0);
-  adam_->step();
+  update(*adam_, [&] { clip_grad_norm(model_->named_parameters(), 10.0); });
   loss_ = loss.item();
   tape().clear();
 }

@@ -23,6 +23,7 @@ class ReaderStep : public ModelStep {
   ReaderStep(const NormChoice& norm, Sizes& sizes);
   void run() override;
   Module& model() override { return *model_; }
+  void reshape(int64_t batch, int64_t doc_len, int64_t query_len) override;
 
  private:
   Generator gen_{0}, noise_gen_{1};
@@ -31,6 +32,7 @@ class ReaderStep : public ModelStep {
   TokenBatch document_, query_;
   Indices candidates_, answers_;
   Tensor candidate_padding_;
+  int64_t vocab_ = 0, candidates_per_question_ = 0;
 };
 
 }  // namespace rg::bench

@@ -49,19 +49,25 @@ RnnSearchStep::RnnSearchStep(const NormChoice& norm, Sizes& sizes) {
   options_.norm.p = static_cast<float>(sizes.real("p", 0.0625));
   options_.dropout = static_cast<float>(sizes.real("dropout", 0.2));
   options_.label_smoothing = static_cast<float>(sizes.real("label_smoothing", 0.1));
-  model_ = std::make_unique<RNNSearch>(options_, gen_, noise_gen_);
-  model_->train();
+  {
+    ScopedAllocationTag tag("parameters");
+    model_ = std::make_unique<RNNSearch>(options_, gen_, noise_gen_);
+    model_->train();
+  }
+  reshape(batch, src_len, tgt_len);
+  adam_ = std::make_unique<Adam>(model_->named_parameters(), AdamOptions{.lr = 1e-4});
+}
+
+void RnnSearchStep::reshape(int64_t batch, int64_t src_len, int64_t tgt_len) {
   source_ = random_tokens(sentence_lengths(src_len, batch, 7), options_.source_vocab, gen_, kEos);
   target_ = random_tokens(sentence_lengths(tgt_len, batch, 3), options_.target_vocab, gen_, kEos);
-  adam_ = std::make_unique<Adam>(model_->named_parameters(), AdamOptions{.lr = 1e-4});
 }
 
 void RnnSearchStep::run() {
   Var loss = model_->loss(source_.ids, source_.mask, target_.ids, target_.mask);
   adam_->zero_grad();
   loss.backward();
-  clip_grad_norm(model_->named_parameters(), 1.0);
-  adam_->step();
+  update(*adam_, [&] { clip_grad_norm(model_->named_parameters(), 1.0); });
   loss_ = loss.item();
   tape().clear();
 }

@@ -22,6 +22,7 @@ class RnnSearchStep : public ModelStep {
   RnnSearchStep(const NormChoice& norm, Sizes& sizes);
   void run() override;
   Module& model() override { return *model_; }
+  void reshape(int64_t batch, int64_t src_len, int64_t tgt_len) override;
   // With dropout 0: DIR/params/<name>.npy, the batch (ids as float32), the
   // gradients of one backward (DIR/grads/<name>.npy), the sizes
   // (config.json) and the loss and gradient norm (result.json), for
