@@ -39,44 +39,15 @@ zero-filled copies of xt, quadratic in T: minutes per step at T = 300).
 One step: zero grads, forward, backward, clip_grad_norm_ 10 (global), Adam lr 8e-5. Embedding
 gradients are dense (torch's default, sparse=False).
 """
-import argparse
-import json
-import math
-import resource
-import statistics
-import time
-
 import numpy as np
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-EPS = 1e-5
-
-
-class Norm(nn.Module):
-    def __init__(self, kind, n, p):
-        super().__init__()
-        self.kind, self.n = kind, n
-        self.k = max(1, math.floor(n * p)) if kind == "prmsnorm" else n
-        if kind != "none":
-            self.gain = nn.Parameter(torch.ones(n))
-        if kind in ("layernorm", "batchnorm"):
-            self.bias = nn.Parameter(torch.zeros(n))
-        if kind == "batchnorm":
-            self.register_buffer("running_mean", torch.zeros(n))
-            self.register_buffer("running_var", torch.ones(n))
-
-    def forward(self, x):
-        if self.kind == "none":
-            return x
-        if self.kind == "layernorm":
-            return F.layer_norm(x, (self.n,), self.gain, self.bias, EPS)
-        if self.kind == "batchnorm":
-            return F.batch_norm(x, self.running_mean, self.running_var, self.gain, self.bias, training=True,
-                                momentum=0.1, eps=EPS)
-        return x * torch.rsqrt(x[..., :self.k].pow(2).mean(-1, keepdim=True) + EPS) * self.gain
+import torch_timing
+from torch_norms import Norm
+from torch_tokens import random_tokens
 
 
 def gate_blocks(w, orthogonal):
@@ -174,78 +145,32 @@ def make_batch(batch, doc_len, vocab, candidates):
     min_doc = -(-5 * doc_len // 6)
     doc_lengths = [min_doc + (7 * b) % (doc_len - min_doc + 1) for b in range(batch)]
     query_lengths = [12 + (5 * b) % 9 for b in range(batch)]
-
-    def tokens(lengths):
-        steps = max(lengths)
-        ids = rng.randint(4, vocab, size=(steps, batch))
-        mask = np.zeros((steps, batch), dtype=np.float32)
-        for b, length in enumerate(lengths):
-            mask[:length, b] = 1
-        ids[mask == 0] = 0
-        return torch.from_numpy(ids).long(), torch.from_numpy(mask)
-
-    document, doc_mask = tokens(doc_lengths)
-    query, query_mask = tokens(query_lengths)
+    document, doc_mask = random_tokens(rng, doc_lengths, vocab)
+    query, query_mask = random_tokens(rng, query_lengths, vocab)
     cands = torch.from_numpy(rng.randint(4, vocab, size=(batch, candidates))).long()
     padding = torch.zeros(batch, candidates, dtype=torch.bool)
     answers = torch.arange(batch) % candidates
     return document, doc_mask, query, query_mask, cands, padding, answers
 
 
-def peak_rss_mb():
-    """The process's peak resident size in MB (ru_maxrss is in KB on Linux), as bench_memory reports ours."""
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
-
-
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--norm", default="rmsnorm",
-                        choices=["none", "layernorm", "rmsnorm", "prmsnorm", "batchnorm"])
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--steps", type=int, default=5, help="timed steps")
-    parser.add_argument("--warmup", type=int, default=2, help="untimed steps first")
-    parser.add_argument("--doc-len", type=int, default=300)
-    parser.add_argument("--batch", type=int, default=64)
-    parser.add_argument("--vocab", type=int, default=10000)
-    parser.add_argument("--embed", type=int, default=240)
-    parser.add_argument("--hidden", type=int, default=240)
-    parser.add_argument("--candidates", type=int, default=10)
-    parser.add_argument("--dropout", type=float, default=0.5)
-    parser.add_argument("--p", type=float, default=0.0625, help="pRMSNorm's fraction of units")
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
-    torch.manual_seed(0)
+    parser = torch_timing.model_parser(steps=5, warmup=2, p=0.0625,
+                                       norms=["none", "layernorm", "rmsnorm", "prmsnorm", "batchnorm"])
+    torch_timing.add_size_flags(parser, doc_len=300, batch=64, vocab=10000, embed=240, hidden=240, candidates=10,
+                                dropout=0.5)
+    args = torch_timing.parse_args(parser)
     model = AttentiveReader(args.norm, args.vocab, args.embed, args.hidden, args.dropout, args.p)
     model.train()
     inputs = make_batch(args.batch, args.doc_len, args.vocab, args.candidates)
-    answers = inputs[-1]
+    *question, answers = inputs
     params = list(model.parameters())
-    adam = torch.optim.Adam(params, lr=8e-5)
-
-    def step():
-        adam.zero_grad()
-        loss = F.cross_entropy(model(*inputs[:-1]), answers)
-        loss.backward()
-        nn.utils.clip_grad_norm_(params, 10.0)
-        adam.step()
-        return loss.item()
-
-    for _ in range(args.warmup):
-        step()
-    times = []
-    for _ in range(args.steps):
-        start = time.perf_counter()
-        loss = step()
-        times.append((time.perf_counter() - start) * 1e3)
-    if not math.isfinite(loss):
-        raise SystemExit(f"error: loss is {loss}")
-    print(json.dumps({"impl": "torch", "norm": args.norm, "threads": args.threads, "batch": args.batch,
-                      "doc_len": inputs[0].shape[0], "query_len": inputs[2].shape[0],
-                      "candidates": args.candidates, "vocab": args.vocab, "embed": args.embed,
-                      "hidden": args.hidden, "parameters": sum(p.numel() for p in params),
-                      "ms_per_step": round(statistics.median(times), 3), "ms_min": round(min(times), 3),
-                      "peak_rss_mb": peak_rss_mb()}),
-          flush=True)
+    step = torch_timing.training_step(torch.optim.Adam(params, lr=8e-5), params,
+                                      lambda: F.cross_entropy(model(*question), answers), max_norm=10.0)
+    timing = torch_timing.training_step_fields(step, args.steps, args.warmup)
+    torch_timing.print_json({"impl": "torch", "norm": args.norm, "threads": args.threads, "batch": args.batch,
+                             "doc_len": inputs[0].shape[0], "query_len": inputs[2].shape[0],
+                             "candidates": args.candidates, "vocab": args.vocab, "embed": args.embed,
+                             "hidden": args.hidden, "parameters": sum(p.numel() for p in params), **timing})
 
 
 if __name__ == "__main__":

@@ -1,17 +1,12 @@
 #!/usr/bin/env bash
 # Times our conv2d and PyTorch's on the ConvPool-CNN-C layer shapes at batch
 # 100, at 1 and 2 threads, in the same run, and prints the comparison table.
-# Needs Debian's python3-torch (/usr/bin/python3).
+# Needs PyTorch: Debian's python3-torch (/usr/bin/python3), else a python3 on
+# PATH that has torch.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-scripts/build.sh bench_conv >/dev/null
-out=$(mktemp)
-for t in 1 2; do
-  build/bin/bench_conv --threads "$t" | tee -a "$out"
-  OMP_NUM_THREADS=$t /usr/bin/python3 bench/bench_conv_torch.py --threads "$t" | tee -a "$out"
-done
-echo
-/usr/bin/python3 - "$out" <<'PY'
+source "$(dirname "$0")/common.sh"
+op_sweep bench_conv bench_conv_torch.py
+show_table <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 key = lambda r: (r["threads"], r["layer"])
@@ -24,4 +19,3 @@ for k in sorted(ours):
     print(f"| {k[0]} | {k[1]} | {o['fwd_ms']:.1f} | {o['fwd_bwd_ms']:.1f} | {t['fwd_ms']:.1f} | {t['fwd_bwd_ms']:.1f} "
           f"| {o['fwd_bwd_ms'] / t['fwd_bwd_ms']:.2f} |")
 PY
-rm -f "$out"

@@ -3,13 +3,10 @@ layer shapes, forward and forward+backward (input, weight and bias gradients).
 
 Usage: /usr/bin/python3 bench/bench_conv_torch.py --threads N [--repeats R] [--batch B]
 """
-import argparse
-import json
-import statistics
-import time
-
 import torch
 import torch.nn.functional as F
+
+import torch_timing
 
 LAYERS = [  # name, in, out, size, kernel, padding (as bench_conv.cpp)
     ("conv1 3x3 3-96 @32", 3, 96, 32, 3, 1), ("conv2,3 3x3 96-96 @32", 96, 96, 32, 3, 1),
@@ -18,44 +15,20 @@ LAYERS = [  # name, in, out, size, kernel, padding (as bench_conv.cpp)
 ]
 
 
-def median_ms(repeats, body):
-    for _ in range(2):
-        body()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        body()
-        times.append((time.perf_counter() - start) * 1000.0)
-    return statistics.median(times)
-
-
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--repeats", type=int, default=10)
+    parser = torch_timing.op_parser(repeats=10)
     parser.add_argument("--batch", type=int, default=100)
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
-    torch.manual_seed(0)
+    args = torch_timing.parse_args(parser)
     for name, cin, cout, size, k, pad in LAYERS:
         x = torch.randn(args.batch, cin, size, size, requires_grad=True)
         w = (0.05 * torch.randn(cout, cin, k, k)).requires_grad_()
         b = torch.zeros(cout, requires_grad=True)
         out = size + 2 * pad - k + 1
         dy = torch.randn(args.batch, cout, out, out)
-
-        def forward():
-            with torch.no_grad():
-                F.conv2d(x, w, b, padding=pad)
-
-        def forward_backward():
-            for t in (x, w, b):
-                t.grad = None
-            F.conv2d(x, w, b, padding=pad).backward(dy)
-
-        print(json.dumps({"op": "conv2d", "impl": "torch", "layer": name, "batch": args.batch,
-                          "threads": args.threads, "fwd_ms": round(median_ms(args.repeats, forward), 3),
-                          "fwd_bwd_ms": round(median_ms(args.repeats, forward_backward), 3)}), flush=True)
+        fwd, both = torch_timing.forward_and_backward_ms(args.repeats, lambda: F.conv2d(x, w, b, padding=pad), dy,
+                                                         (x, w, b), warmup=2)
+        torch_timing.print_json({"op": "conv2d", "impl": "torch", "layer": name, "batch": args.batch,
+                                 "threads": args.threads, "fwd_ms": round(fwd, 3), "fwd_bwd_ms": round(both, 3)})
 
 
 if __name__ == "__main__":

@@ -11,25 +11,15 @@
 # norm by norm, and the table shows the median over the rounds of each
 # program's median step.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/common.sh"
 width=${1:-0.5}
 shift || true
-threads=("$@")
-[ ${#threads[@]} -eq 0 ] && threads=(1 2)
-rounds=${ROUNDS:-3}
-scripts/build.sh bench_step >/dev/null
-out=$(mktemp)
-for round in $(seq "$rounds"); do
-  for t in "${threads[@]}"; do
-    for norm in none layernorm rmsnorm prmsnorm batchnorm weightnorm; do
-      build/bin/bench_step --model convpool --norm "$norm" --set width="$width" --threads "$t" --steps 10 | tee -a "$out"
-      OMP_NUM_THREADS=$t /usr/bin/python3 bench/convpool_torch.py --norm "$norm" --width "$width" --threads "$t" \
-        | tee -a "$out"
-    done
-  done
-done
-echo
-/usr/bin/python3 - "$out" "$rounds" <<'PY'
+# The thread counts come from the command line here, and the table below lists every norm.
+THREADS=${*:-1 2}
+NORMS="none layernorm rmsnorm prmsnorm batchnorm weightnorm"
+ROUNDS=${ROUNDS:-3}
+model_sweep convpool convpool_torch.py "$NORMS" "width=$width" --steps 10
+/usr/bin/python3 - "$lines" "$ROUNDS" <<'PY'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 times = {}
@@ -44,4 +34,3 @@ for t in sorted({r["threads"] for r in rows}):
         o, p, ln = get[("rmsgrad", t, norm)], get[("torch", t, norm)], get[("rmsgrad", t, "layernorm")]
         print(f"| {t} | {norm} | {o:.1f} | {p:.1f} | {o / p:.2f} | {o / ln:.2f} |")
 PY
-rm -f "$out"

@@ -3,15 +3,9 @@
 # each norm against torch.nn.GRUCell, at 1 and 2 threads in the same run, and
 # the comparison table. The issue's target: ours ≤ 0.9× GRUCell.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-scripts/build.sh bench_gru >/dev/null
-out=$(mktemp)
-for t in 1 2; do
-  build/bin/bench_gru --threads "$t" | tee -a "$out"
-  OMP_NUM_THREADS=$t /usr/bin/python3 bench/bench_gru_torch.py --threads "$t" | tee -a "$out"
-done
-echo
-/usr/bin/python3 - "$out" <<'PY'
+source "$(dirname "$0")/common.sh"
+op_sweep bench_gru bench_gru_torch.py
+show_table <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 torch = {r["threads"]: r for r in rows if r["norm"] == "torch.nn.GRUCell"}
@@ -22,4 +16,3 @@ for r in rows:
         t = torch[r["threads"]]["fwd_bwd_ms"]
         print(f"| {r['threads']} | {r['norm']} | {r['fwd_ms']:.2f} | {r['fwd_bwd_ms']:.2f} | {t:.2f} | {r['fwd_bwd_ms'] / t:.2f} |")
 PY
-rm -f "$out"

@@ -3,47 +3,22 @@
 Usage: /usr/bin/python3 bench/bench_gru_torch.py --threads N [--repeats R]
 Parameter gradients accumulate between runs as in ours (they are not reset).
 """
-import argparse
-import json
-import statistics
-import time
-
 import torch
 
-
-def median_ms(repeats, body):
-    for _ in range(3):
-        body()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        body()
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
+import torch_timing
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--repeats", type=int, default=30)
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
-    torch.manual_seed(0)
+    args = torch_timing.parse_args(torch_timing.op_parser(repeats=30))
     batch, inp, hid = 80, 512, 1024
     cell = torch.nn.GRUCell(inp, hid)
     x = torch.randn(batch, inp, requires_grad=True)
     h = (0.5 * torch.randn(batch, hid)).requires_grad_()
     dy = torch.randn(batch, hid)
-    with torch.no_grad():
-        fwd = median_ms(args.repeats, lambda: cell(x, h))
-
-    def fwd_bwd():
-        x.grad = h.grad = None
-        cell(x, h).backward(dy)
-
-    both = median_ms(args.repeats, fwd_bwd)
-    print(json.dumps({"op": "gru_cell", "norm": "torch.nn.GRUCell", "batch": batch, "input": inp, "hidden": hid,
-                      "threads": args.threads, "fwd_ms": round(fwd, 4), "fwd_bwd_ms": round(both, 4)}), flush=True)
+    fwd, both = torch_timing.forward_and_backward_ms(args.repeats, lambda: cell(x, h), dy, (x, h))
+    torch_timing.print_json({"op": "gru_cell", "norm": "torch.nn.GRUCell", "batch": batch, "input": inp,
+                             "hidden": hid, "threads": args.threads, "fwd_ms": round(fwd, 4),
+                             "fwd_bwd_ms": round(both, 4)})
 
 
 if __name__ == "__main__":

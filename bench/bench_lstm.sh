@@ -5,20 +5,9 @@
 # BUILD_DIR (default build) picks the build tree, configured by
 # scripts/build.sh when it is the default.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-build=${BUILD_DIR:-build}
-if [ "$build" = build ]; then
-  scripts/build.sh bench_lstm >/dev/null
-else
-  cmake --build "$build" --target bench_lstm >/dev/null
-fi
-out=$(mktemp)
-for t in 1 2; do
-  "$build"/bin/bench_lstm --threads "$t" | tee -a "$out"
-  OMP_NUM_THREADS=$t /usr/bin/python3 bench/bench_lstm_torch.py --threads "$t" | tee -a "$out"
-done
-echo
-/usr/bin/python3 - "$out" <<'PY'
+source "$(dirname "$0")/common.sh"
+op_sweep bench_lstm bench_lstm_torch.py
+show_table <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 torch = {(r["threads"], r["hidden"]): r for r in rows if r["norm"] == "torch.nn.LSTMCell"}
@@ -38,4 +27,3 @@ for r in rows:
         print(f"| {r['threads']} | {r['batch']}×{r['hidden']} | lstm_cell_state + lstm_hidden "
               f"| {r['fwd_ms']:.4f} | {r['fwd_bwd_ms']:.4f} |")
 PY
-rm -f "$out"

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Times our fused norms and PyTorch's in the same run, at 1 and 2 threads, and
-# prints the comparison table. Needs Debian's python3-torch (/usr/bin/python3).
+# prints the comparison table. Needs PyTorch: Debian's python3-torch
+# (/usr/bin/python3), else a python3 on PATH that has torch.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-scripts/build.sh bench_norms >/dev/null
-out=$(mktemp -d)
+source "$(dirname "$0")/common.sh"
+build_bench bench_norms
+# Ours and PyTorch's lines go to two files, which compare_norms.py joins.
 for t in 1 2; do
-  build/bin/bench_norms --threads "$t" >>"$out/ours.jsonl"
-  OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t /usr/bin/python3 bench/bench_norms_torch.py --threads "$t" >>"$out/torch.jsonl"
+  ours bench_norms --threads "$t" >>"$scratch/ours.jsonl"
+  OPENBLAS_NUM_THREADS=$t twin "$t" bench_norms_torch.py >>"$scratch/torch.jsonl"
 done
-cat "$out/ours.jsonl" "$out/torch.jsonl"
+cat "$scratch/ours.jsonl" "$scratch/torch.jsonl"
 echo
-/usr/bin/python3 bench/compare_norms.py "$out/ours.jsonl" "$out/torch.jsonl"
-rm -rf "$out"
+/usr/bin/python3 bench/compare_norms.py "$scratch/ours.jsonl" "$scratch/torch.jsonl"

@@ -29,11 +29,9 @@ lr 0.003 (0.0003 for none) constant for the first half then linearly to 0,
 build/bin/paper_table and scripts/plot_curves.py read it beside our runs.
 WeightNorm's data-dependent initialisation is not reproduced here.
 """
-import argparse
 import io
 import json
 import math
-import resource
 import statistics
 import tarfile
 import time
@@ -44,6 +42,8 @@ import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+import torch_timing
 
 
 class RowNorm(nn.Module):
@@ -111,14 +111,8 @@ class ConvPoolCnnC(nn.Module):
         return self.dense_norm(self.dense(x.mean(dim=(2, 3))))
 
 
-def peak_rss_mb():
-    """The process's peak resident size in MB (ru_maxrss is in KB on Linux), as bench_memory reports ours."""
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
-
-
 def time_steps(args):
     """Median milliseconds of a training step on random images."""
-    torch.manual_seed(0)
     model = ConvPoolCnnC(args.norm, args.width)
     adam = torch.optim.Adam(model.parameters(), lr=3e-3 if args.norm != "none" else 3e-4)
     images = torch.randn(args.batch, 3, 32, 32)
@@ -130,17 +124,10 @@ def time_steps(args):
         loss.backward()
         adam.step()
 
-    for _ in range(2):
-        step()
-    times = []
-    for _ in range(args.steps):
-        start = time.perf_counter()
-        step()
-        times.append((time.perf_counter() - start) * 1000.0)
-    print(json.dumps({"impl": "torch", "norm": args.norm, "width": args.width, "batch": args.batch,
-                      "threads": args.threads, "step_ms": round(statistics.median(times), 2), "steps": args.steps,
-                      "peak_rss_mb": peak_rss_mb()}),
-          flush=True)
+    times, _ = torch_timing.timed_calls(step, args.steps, warmup=2)
+    torch_timing.print_json({"impl": "torch", "norm": args.norm, "width": args.width, "batch": args.batch,
+                             "threads": args.threads, "step_ms": round(statistics.median(times), 2),
+                             "steps": args.steps, "peak_rss_mb": torch_timing.peak_rss_mb()})
 
 
 def load_cifar_jpegs(archive, valid_size):
@@ -261,12 +248,9 @@ def train(args):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--norm", default="layernorm")
+    parser = torch_timing.model_parser(steps=10, default_norm="layernorm")
     parser.add_argument("--width", type=float, default=0.5)
     parser.add_argument("--batch", type=int, default=100)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--steps", type=int, default=10, help="timed steps (timing mode)")
     parser.add_argument("--data", help="train on this CIFAR-10 JPEG tarball instead of timing")
     parser.add_argument("--out", default="runs/torch-cifar10")
     parser.add_argument("--epochs", type=int, default=5)
@@ -274,8 +258,7 @@ def main():
     parser.add_argument("--train-size", type=int, default=0, help="use only this many training images (0: all)")
     parser.add_argument("--log-every", type=int, default=50)
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
+    args = torch_timing.parse_args(parser)
     if args.data:
         if args.norm == "weightnorm":
             raise SystemExit("error: --data: weightnorm's data-dependent initialisation is not reproduced here")

@@ -19,6 +19,7 @@ PAPER = {
     "order_embedding": {"rmsnorm": "40.8", "prmsnorm": "63.9", "none": "82.4", "where": "Table 8"},
     "convpool": {"rmsnorm": "20.5", "prmsnorm": "23.1", "none": "46.2", "where": "Table 10"},
 }
+# The order tables list norms in (bench/model_step_table.py's too).
 ORDER = {"none": 0, "layernorm": 1, "rmsnorm": 2, "prmsnorm": 3, "l2norm": 4, "batchnorm": 5}
 
 

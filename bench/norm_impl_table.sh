@@ -16,17 +16,16 @@
 # prmsnorm"); SET extra --set flags for the model's sizes; OUT a file that
 # keeps the JSON lines (appended to).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/common.sh"
 model=${1:?usage: bench/norm_impl_table.sh rnnsearch|reader|order_embedding|convpool [threads ...]}
 shift
-threads=("$@")
-[ ${#threads[@]} -eq 0 ] && threads=(1 2)
-scripts/build.sh bench_norm_impl >/dev/null
-out=${OUT:-$(mktemp)}
-for t in "${threads[@]}"; do
-  # shellcheck disable=SC2086
-  build/bin/bench_norm_impl --model "$model" --impl fused,composed --threads "$t" --pairs "${PAIRS:-30}" \
-    --norms "${NORMS:-none layernorm rmsnorm prmsnorm}" ${SET:-} | tee -a "$out"
+[ $# -gt 0 ] || set -- 1 2
+lines=${OUT:-$lines}
+build_bench bench_norm_impl
+for t in "$@"; do
+  # shellcheck disable=SC2086  # SET is a list of flags
+  ours bench_norm_impl --model "$model" --impl fused,composed --threads "$t" --pairs "${PAIRS:-30}" \
+    --norms "${NORMS:-none layernorm rmsnorm prmsnorm}" ${SET:-} | tee -a "$lines"
 done
 echo
-python3 bench/norm_impl_table.py "$out" --model "$model"
+python3 bench/norm_impl_table.py "$lines" --model "$model"

@@ -28,38 +28,15 @@ E[i,j] = sum_d max(0, s[i,d] - im[j,d])^2 (order, margin 0.05) or -s[i].im[j] (c
 One step: zero grads, forward, backward, each parameter's gradient clipped separately to norm 2.0,
 Adam lr 1e-3. The embedding gradient is dense (torch's default, sparse=False).
 """
-import argparse
-import json
-import math
-import resource
-import statistics
-import time
-
 import numpy as np
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-EPS = 1e-5
-
-
-class Norm(nn.Module):
-    def __init__(self, kind, n, p):
-        super().__init__()
-        self.kind, self.n = kind, n
-        self.k = max(1, math.floor(n * p)) if kind == "prmsnorm" else n
-        if kind != "none":
-            self.gain = nn.Parameter(torch.ones(n))
-        if kind == "layernorm":
-            self.bias = nn.Parameter(torch.zeros(n))
-
-    def forward(self, x):
-        if self.kind == "none":
-            return x
-        if self.kind == "layernorm":
-            return F.layer_norm(x, (self.n,), self.gain, self.bias, EPS)
-        return x * torch.rsqrt(x[..., :self.k].pow(2).mean(-1, keepdim=True) + EPS) * self.gain
+import torch_timing
+from torch_norms import Norm
+from torch_tokens import random_tokens
 
 
 class OrderEmbedding(nn.Module):
@@ -120,72 +97,35 @@ def contrastive_loss(s, im, method, margin):
 
 def make_batch(batch, vocab, image_dim):
     rng = np.random.RandomState(0)
-    lengths = [6 + (5 * b) % 12 for b in range(batch)]
-    max_len = max(lengths)
-    tokens = rng.randint(4, vocab, size=(max_len, batch))
-    mask = np.zeros((max_len, batch), dtype=np.float32)
-    for b, length in enumerate(lengths):
-        mask[:length, b] = 1
-    tokens[mask == 0] = 0
+    tokens, mask = random_tokens(rng, [6 + (5 * b) % 12 for b in range(batch)], vocab)
     images = rng.standard_normal((batch, image_dim)).astype(np.float32)
-    return torch.from_numpy(tokens).long(), torch.from_numpy(mask), torch.from_numpy(images), max_len
-
-
-def peak_rss_mb():
-    """The process's peak resident size in MB (ru_maxrss is in KB on Linux), as bench_memory reports ours."""
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
+    return tokens, mask, torch.from_numpy(images), tokens.shape[0]
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--norm", default="rmsnorm", choices=["none", "layernorm", "rmsnorm", "prmsnorm"])
+    parser = torch_timing.model_parser(steps=20, warmup=3, norms=["none", "layernorm", "rmsnorm", "prmsnorm"],
+                                       p=0.0625)
     parser.add_argument("--method", default="order", choices=["order", "cosine"])
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--steps", type=int, default=20, help="timed steps")
-    parser.add_argument("--warmup", type=int, default=3, help="untimed steps first")
-    parser.add_argument("--batch", type=int, default=128)
-    parser.add_argument("--vocab", type=int, default=3000)
-    parser.add_argument("--emb", type=int, default=300)
-    parser.add_argument("--hidden", type=int, default=1024)
-    parser.add_argument("--image-dim", type=int, default=2048)
-    parser.add_argument("--p", type=float, default=0.0625, help="pRMSNorm's fraction of units")
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
-    torch.manual_seed(0)
+    torch_timing.add_size_flags(parser, batch=128, vocab=3000, emb=300, hidden=1024, image_dim=2048)
+    args = torch_timing.parse_args(parser)
     model = OrderEmbedding(args.norm, args.vocab, args.emb, args.hidden, args.image_dim, args.p)
     tokens, mask, images, max_len = make_batch(args.batch, args.vocab, args.image_dim)
     margin = 0.05 if args.method == "order" else 0.2
-    params = list(model.parameters())
-    adam = torch.optim.Adam(params, lr=1e-3)
 
-    def step():
-        adam.zero_grad()
+    def loss():
         s = l2norm(model.encode_sentences(tokens, mask))
         im = l2norm(model.image(images))
         if args.method == "order":
             s, im = s.abs(), im.abs()
-        loss = contrastive_loss(s, im, args.method, margin)
-        loss.backward()
-        for p in params:
-            nn.utils.clip_grad_norm_(p, 2.0)
-        adam.step()
-        return loss.item()
+        return contrastive_loss(s, im, args.method, margin)
 
-    for _ in range(args.warmup):
-        step()
-    times = []
-    for _ in range(args.steps):
-        start = time.perf_counter()
-        loss = step()
-        times.append((time.perf_counter() - start) * 1e3)
-    if not math.isfinite(loss):
-        raise SystemExit(f"error: loss is {loss}")
-    print(json.dumps({"impl": "torch", "norm": args.norm, "method": args.method, "threads": args.threads,
-                      "batch": args.batch, "vocab": args.vocab, "emb": args.emb, "hidden": args.hidden,
-                      "image_dim": args.image_dim, "max_len": max_len,
-                      "ms_per_step": round(statistics.median(times), 3), "ms_min": round(min(times), 3),
-                      "peak_rss_mb": peak_rss_mb()}),
-          flush=True)
+    params = list(model.parameters())
+    step = torch_timing.training_step(torch.optim.Adam(params, lr=1e-3), params, loss, max_norm=2.0,
+                                      per_parameter=True)
+    timing = torch_timing.training_step_fields(step, args.steps, args.warmup)
+    torch_timing.print_json({"impl": "torch", "norm": args.norm, "method": args.method, "threads": args.threads,
+                             "batch": args.batch, "vocab": args.vocab, "emb": args.emb, "hidden": args.hidden,
+                             "image_dim": args.image_dim, "max_len": max_len, **timing})
 
 
 if __name__ == "__main__":

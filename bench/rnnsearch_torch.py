@@ -47,13 +47,9 @@ time-major, ids stored as float32), ours' loss and global gradient norm (result.
 ours' gradients grads/<our name>.npy; it computes the same in float64 and prints both, their
 relative differences and the worst per-parameter gradient difference (max |ours - torch| over max |torch|).
 """
-import argparse
 import json
 import math
 import os
-import resource
-import statistics
-import time
 
 import numpy as np
 
@@ -61,29 +57,12 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-EPS = 1e-5
+import torch_timing
+from torch_norms import Norm
+from torch_tokens import random_tokens
+
 EOS = 3
 NORMS = ["none", "layernorm", "rmsnorm", "prmsnorm", "l2norm"]
-
-
-class Norm(nn.Module):
-    def __init__(self, kind, n, p):
-        super().__init__()
-        self.kind, self.n = kind, n
-        self.k = max(1, math.floor(n * p)) if kind == "prmsnorm" else n
-        if kind != "none":
-            self.gain = nn.Parameter(torch.ones(n))
-        if kind == "layernorm":
-            self.bias = nn.Parameter(torch.zeros(n))
-
-    def forward(self, x):
-        if self.kind == "none":
-            return x
-        if self.kind == "layernorm":
-            return F.layer_norm(x, (self.n,), self.gain, self.bias, EPS)
-        if self.kind == "l2norm":
-            return x * torch.rsqrt(x.pow(2).sum(-1, keepdim=True) + EPS) * self.gain
-        return x * torch.rsqrt(x[..., :self.k].pow(2).mean(-1, keepdim=True) + EPS) * self.gain
 
 
 def normal_linear(n_in, n_out, bias=True):
@@ -247,18 +226,8 @@ def lengths(max_len, batch, stride):
 
 def make_batch(batch, src_len, tgt_len, vocab):
     rng = np.random.RandomState(0)
-
-    def tokens(lens):
-        steps = max(lens)
-        ids = rng.randint(4, vocab, size=(steps, batch))
-        mask = np.zeros((steps, batch), dtype=np.float32)
-        for b, length in enumerate(lens):
-            mask[:length, b] = 1
-            ids[length - 1, b] = EOS
-        ids[mask == 0] = 0
-        return torch.from_numpy(ids).long(), torch.from_numpy(mask)
-
-    return (*tokens(lengths(src_len, batch, 7)), *tokens(lengths(tgt_len, batch, 3)))
+    return (*random_tokens(rng, lengths(src_len, batch, 7), vocab, EOS),
+            *random_tokens(rng, lengths(tgt_len, batch, 3), vocab, EOS))
 
 
 def torch_name(ours):
@@ -313,62 +282,28 @@ def check(directory):
                       "worst_grad_rel_diff": float(f"{worst:.3g}"), "worst_grad": worst_name}), flush=True)
 
 
-def peak_rss_mb():
-    """The process's peak resident size in MB (ru_maxrss is in KB on Linux), as bench_memory reports ours."""
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
-
-
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--norm", default="rmsnorm", choices=NORMS)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--steps", type=int, default=5, help="timed steps")
-    parser.add_argument("--warmup", type=int, default=2, help="untimed steps first")
-    parser.add_argument("--batch", type=int, default=80)
+    parser = torch_timing.model_parser(steps=5, warmup=2, norms=NORMS, p=0.0625)
     parser.add_argument("--src-len", type=int, default=22, help="longest source sentence")
     parser.add_argument("--tgt-len", type=int, default=22, help="longest target sentence")
     parser.add_argument("--vocab", type=int, default=8000, help="source and target vocabulary")
-    parser.add_argument("--embed", type=int, default=256)
-    parser.add_argument("--hidden", type=int, default=256)
-    parser.add_argument("--dropout", type=float, default=0.2)
-    parser.add_argument("--p", type=float, default=0.0625, help="pRMSNorm's fraction of units")
-    parser.add_argument("--label-smoothing", type=float, default=0.1)
+    torch_timing.add_size_flags(parser, batch=80, embed=256, hidden=256, dropout=0.2, label_smoothing=0.1)
     parser.add_argument("--check", metavar="DIR", help="compare with bench_rnnsearch --dump DIR")
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
+    args = torch_timing.parse_args(parser)
     if args.check:
         check(args.check)
         return
-    torch.manual_seed(0)
     model = RNNSearch(args.norm, args.vocab, args.embed, args.hidden, args.dropout, args.p, args.label_smoothing)
     model.train()
     inputs = make_batch(args.batch, args.src_len, args.tgt_len, args.vocab)
     params = list(model.parameters())
-    adam = torch.optim.Adam(params, lr=1e-4)
-
-    def step():
-        adam.zero_grad()
-        loss = model.loss(*inputs)
-        loss.backward()
-        nn.utils.clip_grad_norm_(params, 1.0)
-        adam.step()
-        return loss.item()
-
-    for _ in range(args.warmup):
-        step()
-    times = []
-    for _ in range(args.steps):
-        start = time.perf_counter()
-        loss = step()
-        times.append((time.perf_counter() - start) * 1e3)
-    if not math.isfinite(loss):
-        raise SystemExit(f"error: loss is {loss}")
-    print(json.dumps({"impl": "torch", "norm": args.norm, "threads": args.threads, "batch": args.batch,
-                      "src_len": inputs[0].shape[0], "tgt_len": inputs[2].shape[0], "vocab": args.vocab,
-                      "embed": args.embed, "hidden": args.hidden, "parameters": sum(p.numel() for p in params),
-                      "ms_per_step": round(statistics.median(times), 3), "ms_min": round(min(times), 3),
-                      "peak_rss_mb": peak_rss_mb()}),
-          flush=True)
+    step = torch_timing.training_step(torch.optim.Adam(params, lr=1e-4), params, lambda: model.loss(*inputs),
+                                      max_norm=1.0)
+    timing = torch_timing.training_step_fields(step, args.steps, args.warmup)
+    torch_timing.print_json({"impl": "torch", "norm": args.norm, "threads": args.threads, "batch": args.batch,
+                             "src_len": inputs[0].shape[0], "tgt_len": inputs[2].shape[0], "vocab": args.vocab,
+                             "embed": args.embed, "hidden": args.hidden,
+                             "parameters": sum(p.numel() for p in params), **timing})
 
 
 if __name__ == "__main__":

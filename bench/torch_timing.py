@@ -1,0 +1,135 @@
+"""The harness every PyTorch twin in bench/ times itself with, so that all of them measure alike and as
+our C++ benches do (bench/step_timing.h, "alone"): the same flags, untimed warm-up calls first, then the
+median of the timed ones, printed as one JSON object per line.
+
+Two kinds of twin use it:
+  per-op twins (bench_*_torch.py)   op_parser(): --threads, --repeats; forward_and_backward_ms()
+  model twins (*_torch.py)          model_parser(): --norm, --threads, --steps [, --warmup, --p];
+                                    add_size_flags(); training_step(); training_step_fields()
+A twin imports it as `import torch_timing`: Python puts the running script's folder (bench/) first on
+sys.path, so this works from any working directory.
+"""
+import argparse
+import json
+import math
+import resource
+import statistics
+import time
+
+import torch
+
+
+def op_parser(repeats):
+    """The flags of a per-op twin; the twin adds its own (sizes) before parse_args()."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--repeats", type=int, default=repeats)
+    return parser
+
+
+def model_parser(steps, warmup=None, norms=None, default_norm="rmsnorm", p=None):
+    """The flags of a model twin: the norm (one of norms, when given), the thread count, the timed
+    steps and, when given a default, the untimed steps first (--warmup; a twin without it warms up a
+    fixed number of steps) and pRMSNorm's fraction of units (--p)."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--norm", default=default_norm, choices=norms)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--steps", type=int, default=steps, help="timed steps")
+    if warmup is not None:
+        parser.add_argument("--warmup", type=int, default=warmup, help="untimed steps first")
+    if p is not None:
+        parser.add_argument("--p", type=float, default=p, help="pRMSNorm's fraction of units")
+    return parser
+
+
+def add_size_flags(parser, **defaults):
+    """One flag per model size or setting, named after its keyword (doc_len=300 gives --doc-len) and
+    typed as its default (int or float)."""
+    for name, default in defaults.items():
+        parser.add_argument("--" + name.replace("_", "-"), type=type(default), default=default)
+
+
+def parse_args(parser):
+    """Parses the command line and applies the shared flags: torch's own thread pool gets --threads
+    (the wrappers set OMP_NUM_THREADS to match, for the libraries below torch), and the seed is 0 so that
+    every run of a twin times the same numbers."""
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    return args
+
+
+def timed_calls(body, repeats, warmup):
+    """(milliseconds of each of `repeats` calls of body(), what the last one returned), after `warmup`
+    untimed calls: the first calls pay for allocation, caches and torch's lazy set-up, which a step in a
+    long run does not."""
+    for _ in range(warmup):
+        body()
+    times, result = [], None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = body()
+        times.append((time.perf_counter() - start) * 1e3)
+    return times, result
+
+
+def median_ms(repeats, body, warmup=3):
+    """The median milliseconds of body(): the median, not the mean, because this machine is shared and a
+    few calls land on a busy moment."""
+    return statistics.median(timed_calls(body, repeats, warmup)[0])
+
+
+def forward_and_backward_ms(repeats, forward, dy, leaves, warmup=3):
+    """(forward ms, forward+backward ms) of forward(), as our per-op benches time their ops: the forward
+    alone records no graph (torch.no_grad, as our forward-only runs keep no tape); forward+backward pulls
+    dy back to the leaves, whose gradients are reset before each call (parameters that are not in leaves
+    accumulate theirs, as ours do)."""
+    with torch.no_grad():
+        forward_ms = median_ms(repeats, forward, warmup)
+
+    def forward_backward():
+        for leaf in leaves:
+            leaf.grad = None
+        forward().backward(dy)
+
+    return forward_ms, median_ms(repeats, forward_backward, warmup)
+
+
+def peak_rss_mb():
+    """The process's peak resident size in MB (ru_maxrss is in KB on Linux), as bench_memory reports ours."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
+
+
+def training_step(optimizer, params, loss, max_norm, per_parameter=False):
+    """The step function of a recurrent model twin: zero the gradients, loss() (the forward pass),
+    backward, clip the gradient norm to max_norm (of all params together, or of each one alone with
+    per_parameter), the optimizer's step. It returns the loss as a float, as training_step_fields wants."""
+    clip_groups = [[p] for p in params] if per_parameter else [params]
+
+    def step():
+        optimizer.zero_grad()
+        value = loss()
+        value.backward()
+        for group in clip_groups:
+            torch.nn.utils.clip_grad_norm_(group, max_norm)
+        optimizer.step()
+        return value.item()
+
+    return step
+
+
+def training_step_fields(step, steps, warmup):
+    """The JSON fields every model twin ends its line with: "ms_per_step" (median of `steps` timed calls
+    of step() after `warmup` untimed ones), "ms_min" and "peak_rss_mb". step() runs one training step and
+    returns its loss as a float; a loss that is not finite at the end stops the twin with an error, since
+    the time of a broken step means nothing."""
+    times, loss = timed_calls(step, steps, warmup)
+    if not math.isfinite(loss):
+        raise SystemExit(f"error: loss is {loss}")
+    return {"ms_per_step": round(statistics.median(times), 3), "ms_min": round(min(times), 3),
+            "peak_rss_mb": peak_rss_mb()}
+
+
+def print_json(record):
+    """One JSON object on one line, flushed at once, so that a wrapper shows it as soon as it is measured."""
+    print(json.dumps(record), flush=True)
