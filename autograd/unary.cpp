@@ -17,8 +17,9 @@
 //
 // The output y is the node's own value, so nothing extra is saved. Piecewise
 // functions are written as a select between constants times plain arithmetic
-// (leaky: x · (x > 0 ? 1 : slope)) so that the loops vectorise; a branch on
-// the sign would cost a misprediction on every other element of real data.
+// (leaky: x · select(x > 0, 1, slope)), the select done on the bits
+// (branchless_select, core/fast_math.h) so that the loops vectorise; a branch
+// on the sign would cost a misprediction on every other element of real data.
 #include <cmath>
 
 #include "autograd/ops.h"
@@ -94,13 +95,14 @@ Var sigmoid(const Var& x) {
 }
 
 Var relu(const Var& x) {
-  return unary("relu", x, kGrainElementwise, [](float v) { return std::max(v, 0.0f); },
-               [](float v, float) { return v > 0 ? 1.0f : 0.0f; });
+  return unary("relu", x, kGrainElementwise, [](float v) { return branchless_select(v < 0, 0.0f, v); },
+               [](float v, float) { return branchless_select(v > 0, 1.0f, 0.0f); });
 }
 
 Var leaky_relu(const Var& x, float slope) {
-  return unary("leaky_relu", x, kGrainElementwise, [slope](float v) { return v * (v > 0 ? 1.0f : slope); },
-               [slope](float v, float) { return v > 0 ? 1.0f : slope; });
+  return unary("leaky_relu", x, kGrainElementwise,
+               [slope](float v) { return v * branchless_select(v > 0, 1.0f, slope); },
+               [slope](float v, float) { return branchless_select(v > 0, 1.0f, slope); });
 }
 
 Var sqrt(const Var& x) {

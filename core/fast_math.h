@@ -18,6 +18,16 @@
 
 namespace rg {
 
+// `condition ? if_true : if_false` as bit operations: an all-ones or all-zero
+// mask picks the bits of one value. The same result as the ternary, bit for
+// bit, but without a branch, so a loop over it vectorises (GCC 12 keeps a
+// float ternary or std::max on floats as a branch, whose mispredictions on
+// data of mixed sign made leaky ReLU 13× slower on centred inputs).
+inline float branchless_select(bool condition, float if_true, float if_false) {
+  const uint32_t mask = 0u - static_cast<uint32_t>(condition);
+  return std::bit_cast<float>((std::bit_cast<uint32_t>(if_true) & mask) | (std::bit_cast<uint32_t>(if_false) & ~mask));
+}
+
 inline float fast_exp(float x) {
   x = x < -87.3f ? -87.3f : (x > 88.7f ? 88.7f : x);
   constexpr float kRound = 12582912.0f;  // 1.5·2²³
