@@ -304,13 +304,6 @@ TEST_CASE("run: an --out that cannot be created is one clear error naming the pa
   CHECK(run_main([] {}) == 0);
 }
 
-TEST_CASE("check_finite_loss stops on NaN and Inf") {
-  CHECK_NOTHROW(check_finite_loss(5, 1.5));
-  CHECK_THROWS_WITH_AS(check_finite_loss(17, std::nan("")),
-                       "loss is NaN at step 17; stopping (the last good checkpoint is kept)", Error);
-  CHECK_THROWS_WITH_AS(check_finite_loss(3, INFINITY), doctest::Contains("loss is +Inf at step 3"), Error);
-}
-
 // ---- progress ----
 
 TEST_CASE("progress: rate and ETA on a terminal, nothing otherwise") {

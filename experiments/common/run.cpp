@@ -149,12 +149,6 @@ std::optional<int> parse_flags(CLI::App& app, int argc, const char* const* argv)
   return parse_flags(app, argc, argv, std::cout, std::cerr);
 }
 
-void check_finite_loss(int64_t step, double loss) {
-  if (std::isfinite(loss)) return;
-  const char* what = std::isnan(loss) ? "NaN" : (loss > 0 ? "+Inf" : "-Inf");
-  throw Error(fmt::format("loss is {} at step {}; stopping (the last good checkpoint is kept)", what, step));
-}
-
 int print_error(const char* message) {
   std::cout.flush();
   clear_progress_line();

@@ -1,30 +1,21 @@
 #pragma once
 // The run: flags, the run directory and its logs, the same for every
-// experiment driver. A driver's main reads like this:
+// experiment driver. A driver builds a Run from its flags and hands it to
+// the training loop (training_loop.h), which writes the logs below:
 //
-//   int main(int argc, char** argv) {
-//     return rg::run_main([&]() -> int {
-//       rg::RunOptions run_options;  run_options.out = "runs/cifar10";
-//       CifarConfig cfg;                              // the driver's own settings
-//       CLI::App app{"CIFAR-10, ConvPool-CNN-C"};
-//       rg::add_run_options(app, run_options);        // --seed --threads --out --config --resume --log-every
-//       app.add_option("--lr", cfg.lr, "learning rate");
-//       if (auto exit_code = rg::parse_flags(app, argc, argv)) return *exit_code;
-//       rg::Run run(app, run_options);                // creates --out, prints and saves every setting
-//       int64_t step = run_options.resume ? <load the checkpoint, return its step> : 0;
-//       run.begin_training(step);                     // starts the clock
-//       while (step < cfg.steps) {
-//         <forward / zero_grad / backward / clip / update>;  ++step;
-//         rg::check_finite_loss(step, loss);
-//         if (step % run_options.log_every == 0) run.log_train(step, loss, {{"lr", lr}});
-//         if (step % cfg.eval_every == 0) {
-//           auto paused = run.pause_clock();         // evaluation is not training time
-//           run.log_eval("valid", step, valid_loss, {{"error_pct", error}});
-//         }
-//       }
-//       return 0;
-//     });
+//   int train(int argc, char** argv) {
+//     CifarConfig cfg;                                // the driver's settings, cfg.run among them
+//     CLI::App app{"CIFAR-10, ConvPool-CNN-C"};
+//     add_cifar_flags(app, cfg);                      // add_run_options first, then the driver's own
+//     if (auto exit_code = rg::parse_flags(app, argc, argv)) return *exit_code;
+//     rg::Run run(app, cfg.run);                      // creates --out, prints and saves every setting
+//     <data, model, optimizer>;
+//     rg::TrainingLoop loop(run, model, adam, cfg.loop);
+//     loop.batch_loss = ...;  loop.validate = ...;
+//     loop.run();                                     // begin_training, log_train, log_eval, checkpoints
+//     return 0;
 //   }
+//   int main(int argc, char** argv) { return rg::run_main(argc, argv, train); }
 //
 // The run directory (--out) holds
 //   config.json    every flag → its value, numbers and booleans typed
@@ -94,10 +85,6 @@ void add_run_options(CLI::App& app, RunOptions& options);
 std::optional<int> parse_flags(CLI::App& app, int argc, const char* const* argv,
                                std::ostream& out, std::ostream& err);
 std::optional<int> parse_flags(CLI::App& app, int argc, const char* const* argv);
-
-// Throws rg::Error("loss is NaN at step N; stopping (the last good checkpoint
-// is kept)") when the loss is NaN or ±Inf.
-void check_finite_loss(int64_t step, double loss);
 
 // Runs a driver's body; an exception's message becomes one "error: ..." line
 // on stderr and exit code 1. The body returns an exit code or nothing (0).

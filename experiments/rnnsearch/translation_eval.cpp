@@ -9,7 +9,7 @@
 
 #include "core/error.h"
 #include "core/parallel.h"
-#include "experiments/common/checkpoint.h"
+#include "experiments/common/training_checkpoint.h"
 #include "experiments/common/text_file.h"
 #include "experiments/rnnsearch/beam_search.h"
 
@@ -86,9 +86,7 @@ int translate_file(const TranslationConfig& cfg, const RunOptions& run_options) 
         dir.string());
   Generator init_gen(0), noise_gen(1);
   RNNSearch model(model_options(model_cfg, subword.vocab_size()), init_gen, noise_gen);
-  std::vector<std::pair<std::string, Tensor>> targets;
-  for (auto& [name, var] : model.named_parameters()) targets.emplace_back(name, var.value());
-  restore_tensors(load_checkpoint(weights.string()), "param.", targets);
+  load_trained_model(weights.string(), model);
 
   if (run_options.threads > 0) set_num_threads(run_options.threads);
   BeamOptions beam{.beam = cfg.beam, .length_norm = cfg.length_norm};
