@@ -3,40 +3,59 @@
 //
 //   rg::Tensor     float32 row-major n-d array (core/tensor.h)
 //   rg::Var        a value in the graph with its gradient (autograd/var.h)
-//   rg::tape()     the thread's tape: backward() and clear() (autograd/tape.h)
+//   rg::tape()     the thread's tape of recorded ops (autograd/tape.h)
 //   ops            add, matmul, softmax, cross_entropy, ... (autograd/ops.h)
 //
-// A training step: build the loss from ops, call loss.backward(), update the
-// parameters from their .grad(), then rg::tape().clear().
+// A training step: build the loss from ops, call loss.backward(), let the
+// optimizer update the parameters from their .grad() and zero them. The graph
+// is freed when its last Var goes; nothing needs clearing.
 //
-//   layers/        Module, Linear, Conv2d, Embedding, the norms (make_norm), GRU, LSTM, attention, ...
-//   optim/         Adam, SGD, gradient clipping, learning-rate schedules
-#include "autograd/composed_norm_ops.h"
-#include "autograd/conv.h"
-#include "autograd/gradcheck.h"
-#include "autograd/ops.h"
-#include "autograd/order_violation.h"
-#include "autograd/pooling.h"
-#include "autograd/tape.h"
-#include "autograd/var.h"
-#include "autograd/weight_norm.h"
-#include "core/error.h"
-#include "core/parallel.h"
-#include "core/random.h"
-#include "core/shape.h"
-#include "core/tensor.h"
-#include "layers/attention.h"
-#include "layers/cgru.h"
-#include "layers/conv.h"
-#include "layers/dropout.h"
-#include "layers/embedding.h"
-#include "layers/gru.h"
-#include "layers/init.h"
-#include "layers/linear.h"
-#include "layers/lstm.h"
-#include "layers/module.h"
-#include "layers/normalization.h"
-#include "optim/adam.h"
-#include "optim/clip.h"
-#include "optim/schedule.h"
-#include "optim/sgd.h"
+//   data/          LabelledTensors, DataLoader (seeded shuffling, resumable),
+//                  padded sequence batches, the MNIST reader, accuracy
+//   layers/        Module and Layer, Sequential, ModuleList, MLP, Linear,
+//                  Conv2d, Embedding, the norms (make_norm), GRU, LSTM,
+//                  attention, dropout; save / load of a module
+//   optim/         Adam, SGD, gradient clipping, learning-rate schedules;
+//                  save / load of an optimizer and of a whole training state
+//   models/        the paper's models, included one by one
+//                  ("rmsgrad/models/rnnsearch.h", convpool_cnn.h, ...)
+#include "rmsgrad/autograd/composed_norm_ops.h"
+#include "rmsgrad/autograd/conv.h"
+#include "rmsgrad/autograd/gradcheck.h"
+#include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/autograd/order_violation.h"
+#include "rmsgrad/autograd/pooling.h"
+#include "rmsgrad/autograd/tape.h"
+#include "rmsgrad/autograd/var.h"
+#include "rmsgrad/autograd/weight_norm.h"
+#include "rmsgrad/core/checkpoint.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/core/parallel.h"
+#include "rmsgrad/core/random.h"
+#include "rmsgrad/core/shape.h"
+#include "rmsgrad/core/tensor.h"
+#include "rmsgrad/data/batching.h"
+#include "rmsgrad/data/loader.h"
+#include "rmsgrad/data/mnist.h"
+#include "rmsgrad/layers/activations.h"
+#include "rmsgrad/layers/attention.h"
+#include "rmsgrad/layers/cgru.h"
+#include "rmsgrad/layers/conv.h"
+#include "rmsgrad/layers/dropout.h"
+#include "rmsgrad/layers/embedding.h"
+#include "rmsgrad/layers/gru.h"
+#include "rmsgrad/layers/init.h"
+#include "rmsgrad/layers/linear.h"
+#include "rmsgrad/layers/lstm.h"
+#include "rmsgrad/layers/mlp.h"
+#include "rmsgrad/layers/module.h"
+#include "rmsgrad/layers/normalization.h"
+#include "rmsgrad/layers/save_load.h"
+#include "rmsgrad/layers/sequential.h"
+#include "rmsgrad/layers/time_step.h"
+#include "rmsgrad/optim/adam.h"
+#include "rmsgrad/optim/clip.h"
+#include "rmsgrad/optim/optimizer.h"
+#include "rmsgrad/optim/save_load.h"
+#include "rmsgrad/optim/schedule.h"
+#include "rmsgrad/optim/sgd.h"

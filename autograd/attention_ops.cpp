@@ -12,15 +12,15 @@
 // it is summed, in the same order as the composed ops (sum over axis 0, then
 // the broadcast reduction), so the fused ops give the same bits as
 // tanh(a + b) and sum(w ⊙ v, 0): the models' reference tests do not move.
-#include "autograd/attention_ops.h"
+#include "rmsgrad/autograd/attention_ops.h"
 
 #include <vector>
 
-#include "autograd/tape.h"
-#include "core/broadcast.h"
-#include "core/error.h"
-#include "core/fast_math.h"
-#include "core/parallel.h"
+#include "rmsgrad/autograd/tape.h"
+#include "rmsgrad/core/broadcast.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/core/fast_math.h"
+#include "rmsgrad/core/parallel.h"
 
 namespace rg {
 

@@ -2,7 +2,7 @@
 // Fused ops of MLP attention (layers/attention.h), one node where the
 // composed form kept a full-size intermediate per decoder step that no
 // backward needs.
-#include "autograd/var.h"
+#include "rmsgrad/autograd/var.h"
 
 namespace rg {
 

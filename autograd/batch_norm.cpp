@@ -11,16 +11,16 @@
 // In evaluation mode μ and σ² are the running statistics, constants, so
 //   dx = g_c r_c δ.
 // The running statistics are buffers, changed in place and never recorded.
-#include "autograd/batch_norm.h"
+#include "rmsgrad/autograd/batch_norm.h"
 
 #include <algorithm>
 #include <cmath>
 #include <memory>
 #include <vector>
 
-#include "autograd/tape.h"
-#include "core/error.h"
-#include "core/parallel.h"
+#include "rmsgrad/autograd/tape.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/core/parallel.h"
 
 namespace rg {
 

@@ -1,6 +1,6 @@
 #pragma once
 // Batch normalization (Ioffe & Szegedy 2015) as one fused op.
-#include "autograd/var.h"
+#include "rmsgrad/autograd/var.h"
 
 namespace rg {
 

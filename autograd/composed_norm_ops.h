@@ -25,8 +25,8 @@
 // full passes; that is where the paper's speedups come from (README, "Where
 // the paper's speedup comes from"). Values and gradients agree with the
 // fused ops to float32 rounding (tests/test_norms.cpp, test_composed_norms.cpp).
-#include "autograd/batch_norm.h"
-#include "autograd/norm_ops.h"
+#include "rmsgrad/autograd/batch_norm.h"
+#include "rmsgrad/autograd/norm_ops.h"
 
 namespace rg {
 

@@ -1,4 +1,4 @@
-#include "autograd/conv.h"
+#include "rmsgrad/autograd/conv.h"
 
 // Convolution as a matrix product (im2col; Chellapilla et al. 2006).
 //
@@ -35,10 +35,10 @@
 #include <utility>
 #include <vector>
 
-#include "autograd/tape.h"
-#include "core/error.h"
-#include "core/gemm.h"
-#include "core/parallel.h"
+#include "rmsgrad/autograd/tape.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/core/gemm.h"
+#include "rmsgrad/core/parallel.h"
 
 namespace rg {
 

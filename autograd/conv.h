@@ -8,7 +8,7 @@
 // Zero padding on every side; the same stride along both axes.
 #include <cstdint>
 
-#include "autograd/var.h"
+#include "rmsgrad/autograd/var.h"
 
 namespace rg {
 

@@ -9,9 +9,9 @@
 // g is dL/dy. When an input was broadcast, its gradient is the sum of the
 // per-element terms over the broadcast axes (accumulate_reduced). Nothing is
 // saved for backward beyond the inputs themselves, which the node holds.
-#include "autograd/ops.h"
-#include "core/broadcast.h"
-#include "core/error.h"
+#include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/core/broadcast.h"
+#include "rmsgrad/core/error.h"
 
 namespace rg {
 

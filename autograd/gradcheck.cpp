@@ -1,10 +1,10 @@
-#include "autograd/gradcheck.h"
+#include "rmsgrad/autograd/gradcheck.h"
 
 #include <cmath>
 
-#include "autograd/tape.h"
-#include "core/error.h"
-#include "core/random.h"
+#include "rmsgrad/autograd/tape.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/core/random.h"
 
 namespace rg {
 

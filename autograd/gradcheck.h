@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "autograd/var.h"
+#include "rmsgrad/autograd/var.h"
 
 namespace rg {
 

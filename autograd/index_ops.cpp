@@ -8,9 +8,9 @@
 // x is viewed as [outer, D, inner] around the indexed axis. The embedding
 // backward touches only the rows that were looked up: with a vocabulary of
 // 30k and a batch of 2k tokens, that is 2k row additions, not a 30k×E pass.
-#include "autograd/ops.h"
-#include "core/error.h"
-#include "core/parallel.h"
+#include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/core/parallel.h"
 
 namespace rg {
 

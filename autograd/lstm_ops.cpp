@@ -30,15 +30,15 @@
 // input order, with one loop for a fresh buffer (assign) and one for an
 // existing one (add); the zero gradients (o from lstm_cell_state, i, f, g from
 // lstm_hidden) are written only into a fresh buffer, where adding 0 is a no-op.
-#include "autograd/lstm_ops.h"
+#include "rmsgrad/autograd/lstm_ops.h"
 
 #include <algorithm>
 #include <memory>
 
-#include "autograd/tape.h"
-#include "core/error.h"
-#include "core/fast_math.h"
-#include "core/parallel.h"
+#include "rmsgrad/autograd/tape.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/core/fast_math.h"
+#include "rmsgrad/core/parallel.h"
 
 namespace rg {
 

@@ -9,7 +9,7 @@
 //   h = lstm_hidden(gates, norm_c(c), h_prev, mask)  the output
 //
 // Two ops rather than one because the normalization of c sits between them.
-#include "autograd/var.h"
+#include "rmsgrad/autograd/var.h"
 
 namespace rg {
 

@@ -6,9 +6,9 @@
 //
 // Masks are float tensors that broadcast to the input (a padding mask [B, T]
 // can be applied to scores [B, T] or, reshaped to [B, T, 1], to [B, T, H]).
-#include "autograd/ops.h"
-#include "core/broadcast.h"
-#include "core/error.h"
+#include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/core/broadcast.h"
+#include "rmsgrad/core/error.h"
 
 namespace rg {
 

@@ -19,11 +19,11 @@
 // the sum's: for the logits of a translation model, two extra [T·B, V]
 // tensors. It computes the same bits: the same GEMM, then the bias added to
 // each row; in backward the same reduction and the same GEMMs.
-#include "autograd/ops.h"
-#include "core/broadcast.h"
-#include "core/error.h"
-#include "core/gemm.h"
-#include "core/parallel.h"
+#include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/core/broadcast.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/core/gemm.h"
+#include "rmsgrad/core/parallel.h"
 
 namespace rg {
 

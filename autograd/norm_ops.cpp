@@ -25,16 +25,16 @@
 //
 // Gain and bias gradients sum over rows; every thread keeps its own partial
 // sums (one row of n, or C for channel gains) and they are added at the end.
-#include "autograd/norm_ops.h"
+#include "rmsgrad/autograd/norm_ops.h"
 
 #include <cmath>
 #include <memory>
 #include <vector>
 
-#include "autograd/tape.h"
-#include "core/error.h"
-#include "core/parallel.h"
-#include "core/reduce_row.h"
+#include "rmsgrad/autograd/tape.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/core/parallel.h"
+#include "rmsgrad/core/reduce_row.h"
 
 namespace rg {
 

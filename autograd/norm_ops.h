@@ -9,7 +9,7 @@
 //    gain and bias are [C] (one per channel), as the paper does for conv nets.
 #include <cstdint>
 
-#include "autograd/var.h"
+#include "rmsgrad/autograd/var.h"
 
 namespace rg {
 

@@ -17,9 +17,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "autograd/tape.h"
-#include "autograd/var.h"
-#include "core/random.h"
+#include "rmsgrad/autograd/tape.h"
+#include "rmsgrad/autograd/var.h"
+#include "rmsgrad/core/random.h"
 
 namespace rg {
 

@@ -4,13 +4,13 @@
 // so the inner loops vectorise. The two backward passes are split so that each
 // thread writes only its own rows: ds by rows of s (a sum over images j),
 // dim by rows of im (a sum over captions i), with no reduction across threads.
-#include "autograd/order_violation.h"
+#include "rmsgrad/autograd/order_violation.h"
 
 #include <algorithm>
 
-#include "autograd/tape.h"
-#include "core/error.h"
-#include "core/parallel.h"
+#include "rmsgrad/autograd/tape.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/core/parallel.h"
 
 namespace rg {
 

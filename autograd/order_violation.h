@@ -23,7 +23,7 @@
 //
 // The max has a kink at s_id = im_jd, where its derivative is taken as 0.
 // Nothing is saved for backward beyond the inputs: t is recomputed.
-#include "autograd/var.h"
+#include "rmsgrad/autograd/var.h"
 
 namespace rg {
 

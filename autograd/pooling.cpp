@@ -1,4 +1,4 @@
-#include "autograd/pooling.h"
+#include "rmsgrad/autograd/pooling.h"
 
 // Max pooling
 //   y[n, c, oh, ow] = max_{i, j < k} x[n, c, oh·s + i, ow·s + j]
@@ -12,9 +12,9 @@
 #include <memory>
 #include <vector>
 
-#include "autograd/tape.h"
-#include "core/error.h"
-#include "core/parallel.h"
+#include "rmsgrad/autograd/tape.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/core/parallel.h"
 
 namespace rg {
 

@@ -2,7 +2,7 @@
 // Pooling over the spatial axes of [N, C, H, W] maps. See pooling.cpp.
 #include <cstdint>
 
-#include "autograd/var.h"
+#include "rmsgrad/autograd/var.h"
 
 namespace rg {
 

@@ -11,9 +11,9 @@
 // double, so a long sum does not lose the small terms.
 #include <vector>
 
-#include "autograd/ops.h"
-#include "core/error.h"
-#include "core/parallel.h"
+#include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/core/parallel.h"
 
 namespace rg {
 

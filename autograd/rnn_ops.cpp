@@ -15,17 +15,17 @@
 //   dxg += [da_r, da_u],  dhg += [da_r, da_u]
 // Seven separate ops (two adds, two sigmoids, tanh, mul, the interpolation)
 // would write and read seven [B, H] tensors each way; this writes one.
-#include "autograd/rnn_ops.h"
+#include "rmsgrad/autograd/rnn_ops.h"
 
 #include <algorithm>
 #include <cmath>
 #include <memory>
 #include <vector>
 
-#include "autograd/tape.h"
-#include "core/error.h"
-#include "core/fast_math.h"
-#include "core/parallel.h"
+#include "rmsgrad/autograd/tape.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/core/fast_math.h"
+#include "rmsgrad/core/parallel.h"
 
 namespace rg {
 

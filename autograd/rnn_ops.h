@@ -1,6 +1,6 @@
 #pragma once
 // Fused recurrent-cell ops.
-#include "autograd/var.h"
+#include "rmsgrad/autograd/var.h"
 
 namespace rg {
 

@@ -12,9 +12,9 @@
 #include <cstring>
 #include <numeric>
 
-#include "autograd/ops.h"
-#include "core/error.h"
-#include "core/parallel.h"
+#include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/core/parallel.h"
 
 namespace rg {
 

@@ -14,10 +14,10 @@
 // recomputes p from the logits, so no [N, C] tensor outlives the forward.
 #include <cmath>
 
-#include "autograd/ops.h"
-#include "core/error.h"
-#include "core/fast_math.h"
-#include "core/parallel.h"
+#include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/core/fast_math.h"
+#include "rmsgrad/core/parallel.h"
 
 namespace rg {
 

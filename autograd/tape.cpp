@@ -1,10 +1,11 @@
-#include "autograd/tape.h"
+#include "rmsgrad/autograd/tape.h"
 
+#include <algorithm>
 #include <atomic>
 #include <string_view>
 
-#include "core/allocation_tags.h"
-#include "core/error.h"
+#include "rmsgrad/core/allocation_tags.h"
+#include "rmsgrad/core/error.h"
 
 namespace rg {
 
@@ -63,6 +64,11 @@ void Var::zero_grad() {
 
 void Var::backward() { Tape::current().backward(*this); }
 
+Var Var::detach() const {
+  check(defined(), "detach: the Var is undefined");
+  return Var(node_->value, false);
+}
+
 Tape& Tape::current() {
   thread_local Tape tape;
   return tape;
@@ -72,6 +78,21 @@ Var Tape::record(const char* op, Tensor value, std::initializer_list<Var> inputs
   return record(op, std::move(value), std::vector<Var>(inputs), std::move(backward));
 }
 
+// A recorded input must come from the current recording and still have its
+// graph; otherwise the gradient that this op would send into it could never
+// reach the parameters behind it.
+void Tape::check_input(const Node& input, const char* op, size_t index) const {
+  if (input.generation == 0) return;  // a leaf: a parameter or a constant
+  check(!input.released,
+        "{}: input {} (#{} {}) belongs to a graph that an earlier backward released; a value carried "
+        "from one step into the next must go through detach()",
+        op, index, input.id, input.op);
+  check(input.generation == generation_,
+        "{}: input {} (#{} {}) was recorded before tape().clear(); a value carried across the clear "
+        "must go through detach()",
+        op, index, input.id, input.op);
+}
+
 Var Tape::record(const char* op, Tensor value, const std::vector<Var>& inputs, BackwardFn backward) {
   if (allocation_tracking()) claim_pending_blocks(op);  // what the forward allocated is this op's
   bool needs_grad = false;
@@ -79,16 +100,43 @@ Var Tape::record(const char* op, Tensor value, const std::vector<Var>& inputs, B
     for (const Var& v : inputs) needs_grad = needs_grad || v.requires_grad();
   if (!needs_grad) return Var(std::move(value));
 
+  for (size_t i = 0; i < inputs.size(); ++i) check_input(*inputs[i].node(), op, i);
   auto node = std::make_shared<Node>();
   node->value = std::move(value);
   node->requires_grad = true;
   node->op = op;
   node->id = g_next_id++;
+  node->generation = generation_;
   node->inputs.reserve(inputs.size());
   for (const Var& v : inputs) node->inputs.push_back(v.node_ptr());
   node->backward = std::move(backward);
+
+  // The references of graphs that are gone are dropped now and then, each
+  // time the list has doubled: amortised constant work per op.
+  if (nodes_.size() >= compact_at_) {
+    std::erase_if(nodes_, [](const std::weak_ptr<Node>& n) { return n.expired(); });
+    compact_at_ = std::max(kFirstCompaction, 2 * nodes_.size());
+  }
   nodes_.push_back(node);
+  if (!lean()) kept_.push_back(node);
   return Var(std::move(node));
+}
+
+std::vector<std::shared_ptr<Node>> Tape::live_nodes() const {
+  std::vector<std::shared_ptr<Node>> live;
+  live.reserve(nodes_.size());
+  for (const auto& weak : nodes_)
+    if (auto node = weak.lock()) live.push_back(std::move(node));
+  return live;
+}
+
+void Tape::check_output(const Node& output) const {
+  check(!output.released,
+        "backward: this graph was already run backward, and that pass released it (as PyTorch does "
+        "without retain_graph); run the forward pass again, or add the losses and call backward once");
+  check(output.generation == 0 || output.generation == generation_,
+        "backward: the loss was recorded before tape().clear(), so its graph is gone and no gradient "
+        "would reach the parameters; call clear() after backward, or not at all");
 }
 
 void Tape::backward(const Var& loss) {
@@ -100,15 +148,13 @@ void Tape::backward(const Var& loss) {
 void Tape::backward(const Var& output, const Tensor& output_grad) { run_backward(output, output_grad, false); }
 
 void Tape::run_backward(const Var& output, const Tensor& output_grad, bool release) {
-  check(!released_,
-        "backward: this tape's graph was released by an earlier backward from a loss; clear the tape "
-        "and run the forward pass again");
   check(output.defined(), "backward: the output is undefined");
   check(output_grad.shape() == output.shape(), "backward: gradient shape {} differs from output shape {}",
         output_grad.shape(), output.shape());
   check(output.requires_grad(),
         "backward: the output does not depend on anything that requires a gradient "
         "(was it computed inside a NoGradGuard, or from constants only?)");
+  check_output(*output.node());
   Node& out = *output.node();
   if (out.grad.defined()) {
     out.grad_buffer().add_(output_grad);
@@ -116,47 +162,63 @@ void Tape::run_backward(const Var& output, const Tensor& output_grad, bool relea
     out.grad = output_grad;
     out.grad_borrowed = true;
   }
-  ScopedAllocationTag tag("backward workspace");
-  for (size_t i = nodes_.size(); i-- > 0;) {
-    Node& node = *nodes_[i];
-    if (node.grad.defined() && node.backward) node.backward(node);  // else no gradient reached it
-    if (release) release_passed(i);
-  }
-  released_ = release;
-  // Intermediate gradients have done their job: release them, so a second
-  // backward over the same tape propagates only its own seed (as PyTorch's
-  // retain_graph does) and their memory returns before the tape is cleared.
+  // Held for the pass: a node whose consumers were released must survive
+  // until the loop reaches it and passes its gradient on.
+  std::vector<std::shared_ptr<Node>> graph = live_nodes();
+  // Intermediate gradients have done their job when the pass ends (or
+  // stops on an error): release them, so a second backward over the same
+  // graph propagates only its own seed (as PyTorch's retain_graph does).
   // Leaves (parameters, inputs) are not on the tape and keep theirs.
-  for (const auto& node : nodes_) {
-    node->grad = Tensor();
-    node->grad_borrowed = false;
+  struct ReleaseGradients {
+    std::vector<std::shared_ptr<Node>>& graph;
+    ~ReleaseGradients() {
+      for (const auto& node : graph) {
+        node->grad = Tensor();
+        node->grad_borrowed = false;
+      }
+    }
+  } release_gradients{graph};
+  ScopedAllocationTag tag("backward workspace");
+  for (size_t i = graph.size(); i-- > 0;) {
+    Node& node = *graph[i];
+    if (!node.grad.defined()) continue;  // no gradient reached it: not part of this loss's graph
+    check(!node.released,
+          "backward: the gradient reached #{} {}, which an earlier backward released (as PyTorch does "
+          "without retain_graph); add the losses and call backward once",
+          node.id, node.op);
+    if (node.backward) node.backward(node);
+    if (release) {
+      // Every node that used this one comes later on the tape, so has run:
+      // nothing in this pass needs its backward function (and the tensors
+      // that keeps), its links to its inputs or its gradient any more. Its
+      // value goes too unless someone outside the pass still holds the node
+      // (a Var the caller kept, such as the loss); the links are dropped
+      // first, so by the time the loop reaches a node, the nodes that used
+      // it no longer count.
+      node.backward = nullptr;
+      node.inputs.clear();
+      node.grad = Tensor();
+      node.grad_borrowed = false;
+      node.released = true;
+      if (graph[i].use_count() == 1) node.value = Tensor();
+    }
   }
-}
-
-// Node i's backward has run (or was skipped) and every node that used it
-// comes later on the tape, so has run before it: nothing in this pass needs
-// its gradient, its backward function (and the tensors that keeps), or its
-// links to its inputs any more. Its value goes too unless someone outside
-// the tape still holds the node (a Var the caller kept, such as the loss);
-// the links are dropped first, so by the time the reverse loop reaches a
-// node, the nodes that used it no longer count.
-void Tape::release_passed(size_t i) {
-  Node& node = *nodes_[i];
-  node.backward = nullptr;
-  node.inputs.clear();
-  node.grad = Tensor();
-  node.grad_borrowed = false;
-  if (nodes_[i].use_count() == 1) node.value = Tensor();
 }
 
 void Tape::clear() {
   nodes_.clear();
-  released_ = false;
+  kept_.clear();
+  compact_at_ = kFirstCompaction;
+  ++generation_;
+}
+
+size_t Tape::size() const {
+  return static_cast<size_t>(std::count_if(nodes_.begin(), nodes_.end(), [](const auto& n) { return !n.expired(); }));
 }
 
 std::string Tape::str() const {
   std::string out;
-  for (const auto& node : nodes_) {
+  for (const auto& node : live_nodes()) {
     out += fmt::format("#{} {} {} <-", node->id, node->op,
                        node->value.defined() ? node->value.shape().str() : std::string("(released)"));
     for (const auto& in : node->inputs)

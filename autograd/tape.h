@@ -3,10 +3,19 @@
 // order. Because an op's inputs always exist before it does, creation order is
 // a topological order, and backward is a single loop over the tape in reverse.
 //
-// Each training step records a fresh tape; Tape::clear() releases the nodes
-// (and every intermediate tensor they hold) when the step is done. Inside a
-// NoGradGuard nothing is recorded and results carry no graph at all, which
-// is what evaluation and optimizer updates want.
+// The tape does not own the nodes: it keeps weak references, and a node lives
+// as long as a Var holds it or a later node uses it as an input. So a graph
+// is freed when the last Var of it goes, as in PyTorch, and a training loop
+// needs no clean-up call: forward, loss.backward(), optimizer step, repeat.
+// Inside a NoGradGuard nothing is recorded and results carry no graph at all,
+// which is what evaluation and optimizer updates want.
+//
+// Three mistakes are refused with an rg::Error instead of giving silently
+// wrong gradients:
+//   - backward() a second time through a graph the first one released;
+//   - backward() from a loss recorded before tape().clear();
+//   - an op whose input belongs to a released or cleared graph: a value
+//     carried from one step into the next must go through detach().
 //
 // The tape is thread-local: each thread builds its own graphs.
 #include <cstddef>
@@ -15,17 +24,17 @@
 #include <string>
 #include <vector>
 
-#include "autograd/var.h"
+#include "rmsgrad/autograd/var.h"
 
 namespace rg {
 
 // How much a step keeps alive. Lean (the default): backward(loss) releases,
 // as soon as the reverse loop has passed a node, its gradient, its backward
 // function with everything it saved, and its value (unless held outside the
-// tape), as PyTorch does without retain_graph, so the graph cannot be run
-// backward again before clear(); and the layers build the fused ops that
-// save less (affine for Linear, add_tanh and weighted_sum for attention).
-// BeforeIssue20: everything stays until clear(), only the intermediate
+// backward pass), as PyTorch does without retain_graph, so the graph cannot
+// be run backward again; and the layers build the fused ops that save less
+// (affine for Linear, add_tanh and weighted_sum for attention).
+// BeforeIssue20: the tape holds every node until clear(), only the intermediate
 // gradients go at the end of the pass, and the layers build the composed
 // ops; kept so the two can be timed against each other in one process.
 enum class StepMemory { Lean, BeforeIssue20 };
@@ -42,9 +51,10 @@ class Tape {
   Var record(const char* op, Tensor value, const std::vector<Var>& inputs, BackwardFn backward);
 
   // Seeds d(loss)/d(loss) = 1 and runs every recorded backward in reverse.
-  // Nodes that no gradient reached are skipped. Afterwards the gradients of
-  // the recorded (intermediate) nodes are released; leaves keep theirs.
-  // What else is released, and when, is set by set_step_memory.
+  // Nodes that no gradient reached are skipped (and left intact: another
+  // loss may still use them). Afterwards the gradients of the recorded
+  // (intermediate) nodes are released; leaves keep theirs. What else is
+  // released, and when, is set by set_step_memory.
   void backward(const Var& loss);
   // The same from a non-scalar output, seeded with d(something)/d(output).
   // This form keeps the graph (only intermediate gradients are released), so
@@ -55,21 +65,31 @@ class Tape {
   StepMemory step_memory() const { return step_memory_; }
   bool lean() const { return step_memory_ == StepMemory::Lean; }
 
-  void clear();  // drop every recorded node
-  size_t size() const { return nodes_.size(); }
-  // One line per node: id, op, shape and input ids ("#3 matmul [4, 8] <- #1 #2").
+  // Forgets every recorded node and starts a new recording. Not needed to
+  // free memory; it marks a boundary: nothing recorded before it can be run
+  // backward or used as an op's input afterwards.
+  void clear();
+  // The recorded nodes still alive.
+  size_t size() const;
+  // One line per live node: id, op, shape and input ids ("#3 matmul [4, 8] <- #1 #2").
   std::string str() const;
 
   bool recording() const { return recording_; }
 
  private:
   friend class NoGradGuard;
+  void check_input(const Node& input, const char* op, size_t index) const;
+  void check_output(const Node& output) const;
   void run_backward(const Var& output, const Tensor& output_grad, bool release);
-  void release_passed(size_t i);
-  std::vector<std::shared_ptr<Node>> nodes_;
+  std::vector<std::shared_ptr<Node>> live_nodes() const;
+
+  std::vector<std::weak_ptr<Node>> nodes_;      // creation order; expired ones are skipped
+  size_t compact_at_ = kFirstCompaction;        // when nodes_ reaches this size, drop expired entries
+  static constexpr size_t kFirstCompaction = 4096;
+  std::vector<std::shared_ptr<Node>> kept_;     // StepMemory::BeforeIssue20 only: every node until clear()
+  uint64_t generation_ = 1;
   bool recording_ = true;
   StepMemory step_memory_ = StepMemory::Lean;
-  bool released_ = false;  // a backward released the graph; only clear() may follow
 };
 
 // RAII: while alive, ops on this thread record nothing.

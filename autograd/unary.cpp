@@ -22,10 +22,10 @@
 // on the sign would cost a misprediction on every other element of real data.
 #include <cmath>
 
-#include "autograd/ops.h"
-#include "core/error.h"
-#include "core/fast_math.h"
-#include "core/parallel.h"
+#include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/core/fast_math.h"
+#include "rmsgrad/core/parallel.h"
 
 namespace rg {
 

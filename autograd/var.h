@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "core/tensor.h"
+#include "rmsgrad/core/tensor.h"
 
 namespace rg {
 
@@ -33,6 +33,12 @@ struct Node {
   bool grad_borrowed = false;
   const char* op = "leaf";
   int64_t id = 0;  // unique, increasing in creation order
+  // The tape's recording this node belongs to (Tape::clear starts a new one);
+  // 0 for leaves, which belong to no recording.
+  uint64_t generation = 0;
+  // A lean backward has passed this node and dropped what its backward
+  // needed: no gradient can flow through it again.
+  bool released = false;
   std::vector<std::shared_ptr<Node>> inputs;
   BackwardFn backward;
 
@@ -72,6 +78,12 @@ class Var {
 
   // Runs the tape's backward pass from this scalar.
   void backward();
+
+  // The same values as a constant: no graph behind it, no gradient through it
+  // (the storage is shared, not copied). What a recurrent state carried from
+  // one training step into the next must go through (truncated
+  // back-propagation through time).
+  Var detach() const;
 
   Node* node() const { return node_.get(); }
   const std::shared_ptr<Node>& node_ptr() const { return node_; }

@@ -6,16 +6,16 @@
 //              dv_ij += g_i s_i (G_ij − c_i s_i v_ij)
 // Each row's forward and backward are independent, so both run in parallel
 // over rows, and dg needs no cross-thread reduction.
-#include "autograd/weight_norm.h"
+#include "rmsgrad/autograd/weight_norm.h"
 
 #include <cmath>
 #include <memory>
 #include <vector>
 
-#include "autograd/tape.h"
-#include "core/error.h"
-#include "core/parallel.h"
-#include "core/reduce_row.h"
+#include "rmsgrad/autograd/tape.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/core/parallel.h"
+#include "rmsgrad/core/reduce_row.h"
 
 namespace rg {
 

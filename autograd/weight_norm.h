@@ -19,7 +19,7 @@
 //
 // There is no ε, as in the paper and torch.nn.utils.weight_norm; a row of v
 // with zero norm throws rg::Error. Saved for backward: 1/‖v_i‖ per row.
-#include "autograd/var.h"
+#include "rmsgrad/autograd/var.h"
 
 namespace rg {
 

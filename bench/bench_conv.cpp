@@ -9,19 +9,19 @@
 #include <cstdio>
 
 #include "bench/op_timing.h"
-#include "rmsgrad.h"
+#include "rmsgrad/rmsgrad.h"
 
 using namespace rg;
 
 namespace {
 
-struct Layer {
+struct ConvShape {
   const char* name;
   int64_t in, out, size, kernel, padding;
 };
 
 // The distinct conv shapes of ConvPool-CNN-C (at width 1).
-const Layer kLayers[] = {
+const ConvShape kLayers[] = {
     {"conv1 3x3 3-96 @32", 3, 96, 32, 3, 1},        {"conv2,3 3x3 96-96 @32", 96, 96, 32, 3, 1},
     {"conv4 3x3 96-192 @16", 96, 192, 16, 3, 1},    {"conv5,6 3x3 192-192 @16", 192, 192, 16, 3, 1},
     {"conv7 3x3 192-192 @8 nopad", 192, 192, 8, 3, 0}, {"conv8,9 1x1 192-192 @6", 192, 192, 6, 1, 0},
@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
   app.add_option("--batch", batch, "images")->check(CLI::PositiveNumber);
   if (int code = bench::parse_bench_flags(app, argc, argv); code >= 0) return code;
   set_num_threads(flags.threads);
-  for (const Layer& l : kLayers) {
+  for (const ConvShape& l : kLayers) {
     Generator gen(0);
     Var x(normal(Shape{batch, l.in, l.size, l.size}, 0.0f, 1.0f, gen), true);
     Var w(normal(Shape{l.out, l.in, l.kernel, l.kernel}, 0.0f, 0.05f, gen), true);

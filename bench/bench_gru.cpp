@@ -7,8 +7,8 @@
 #include <cstdio>
 
 #include "bench/op_timing.h"
-#include "layers/gru.h"
-#include "rmsgrad.h"
+#include "rmsgrad/layers/gru.h"
+#include "rmsgrad/rmsgrad.h"
 
 using namespace rg;
 

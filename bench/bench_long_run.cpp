@@ -41,9 +41,9 @@
 #include <vector>
 
 #include "bench/model_steps/model_step.h"
-#include "rmsgrad.h"
+#include "rmsgrad/rmsgrad.h"
 #include "bench/process_memory.h"
-#include "core/allocator.h"
+#include "rmsgrad/core/allocator.h"
 
 using namespace rg;
 

@@ -9,10 +9,10 @@
 // Usage: bench_lstm [--threads N] [--repeats R] [--norm-impl fused|composed]
 #include <cstdio>
 
-#include "autograd/lstm_ops.h"
+#include "rmsgrad/autograd/lstm_ops.h"
 #include "bench/op_timing.h"
-#include "layers/lstm.h"
-#include "rmsgrad.h"
+#include "rmsgrad/layers/lstm.h"
+#include "rmsgrad/rmsgrad.h"
 
 using namespace rg;
 

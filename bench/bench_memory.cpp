@@ -46,10 +46,10 @@
 #include <vector>
 
 #include "bench/memory_sizes.h"
-#include "rmsgrad.h"
+#include "rmsgrad/rmsgrad.h"
 #include "bench/process_memory.h"
 #include "bench/step_timing.h"
-#include "core/allocator.h"
+#include "rmsgrad/core/allocator.h"
 
 extern char** environ;
 

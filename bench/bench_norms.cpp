@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "bench/op_timing.h"
-#include "layers/normalization.h"
-#include "rmsgrad.h"
+#include "rmsgrad/layers/normalization.h"
+#include "rmsgrad/rmsgrad.h"
 
 using namespace rg;
 

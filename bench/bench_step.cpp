@@ -15,8 +15,8 @@
 
 #include "bench/model_steps/bench_flags.h"
 #include "bench/step_timing.h"
-#include "core/error.h"
-#include "core/parallel.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/core/parallel.h"
 
 using namespace rg;
 

@@ -16,7 +16,7 @@
 #include <string>
 
 #include "bench/model_steps/model_step.h"
-#include "core/error.h"
+#include "rmsgrad/core/error.h"
 
 namespace rg::bench {
 

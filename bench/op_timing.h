@@ -15,12 +15,12 @@
 #include <string>
 #include <vector>
 
-#include "autograd/tape.h"
-#include "autograd/var.h"
+#include "rmsgrad/autograd/tape.h"
+#include "rmsgrad/autograd/var.h"
 #include "bench/bench_cli.h"
 #include "bench/step_timing.h"
-#include "core/parallel.h"
-#include "layers/normalization.h"
+#include "rmsgrad/core/parallel.h"
+#include "rmsgrad/layers/normalization.h"
 
 namespace rg::bench {
 

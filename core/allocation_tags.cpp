@@ -5,7 +5,7 @@
 // reaches a new peak. A new peak costs a copy of one counter per tag (a few
 // dozen), which happens on most allocations of a program's first step and
 // rarely after.
-#include "core/allocation_tags.h"
+#include "rmsgrad/core/allocation_tags.h"
 
 #include <atomic>
 #include <mutex>

@@ -1,4 +1,4 @@
-#include "core/allocator.h"
+#include "rmsgrad/core/allocator.h"
 
 #include <sys/mman.h>
 
@@ -11,7 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/allocation_tags.h"
+#include "rmsgrad/core/allocation_tags.h"
 
 namespace rg {
 

@@ -1,8 +1,8 @@
-#include "core/broadcast.h"
+#include "rmsgrad/core/broadcast.h"
 
 #include <algorithm>
 
-#include "core/error.h"
+#include "rmsgrad/core/error.h"
 
 namespace rg {
 

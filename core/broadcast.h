@@ -11,8 +11,8 @@
 #include <array>
 #include <cstdint>
 
-#include "core/parallel.h"
-#include "core/tensor.h"
+#include "rmsgrad/core/parallel.h"
+#include "rmsgrad/core/tensor.h"
 
 namespace rg {
 

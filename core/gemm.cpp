@@ -1,8 +1,8 @@
-#include "core/gemm.h"
+#include "rmsgrad/core/gemm.h"
 
 #include <cblas.h>
 
-#include "core/parallel.h"
+#include "rmsgrad/core/parallel.h"
 
 namespace rg {
 

@@ -1,11 +1,11 @@
-#include "core/parallel.h"
+#include "rmsgrad/core/parallel.h"
 
 #include <cblas.h>
 #include <omp.h>
 
 #include <algorithm>
 
-#include "core/error.h"
+#include "rmsgrad/core/error.h"
 
 namespace rg {
 

@@ -1,9 +1,9 @@
-#include "core/random.h"
+#include "rmsgrad/core/random.h"
 
 #include <cmath>
 
-#include "core/error.h"
-#include "core/parallel.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/core/parallel.h"
 
 namespace rg {
 
@@ -54,6 +54,13 @@ int64_t Generator::randint(int64_t n) {
   while (r >= limit);
   return static_cast<int64_t>(r % un);
 }
+
+Generator& default_generator() {
+  static Generator generator(0);
+  return generator;
+}
+
+void manual_seed(uint64_t seed) { default_generator().set_state(seed, 0); }
 
 Tensor uniform(const Shape& shape, float lo, float hi, Generator& gen) {
   Tensor t = Tensor::empty(shape);

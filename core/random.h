@@ -14,7 +14,7 @@
 // to within an ulp of double, far below float resolution.
 #include <cstdint>
 
-#include "core/tensor.h"
+#include "rmsgrad/core/tensor.h"
 
 namespace rg {
 
@@ -43,6 +43,12 @@ class Generator {
 };
 
 // Fill new tensors.
+// The generator layers draw their initial weights from when none is given:
+// one per process, seeded 0 (manual_seed changes that). Pass a Generator of
+// your own to make initialisation independent of construction order.
+Generator& default_generator();
+void manual_seed(uint64_t seed);
+
 Tensor uniform(const Shape& shape, float lo, float hi, Generator& gen);
 Tensor normal(const Shape& shape, float mean, float stddev, Generator& gen);
 // A tensor of 1/(1-p) with probability 1-p and 0 with probability p.

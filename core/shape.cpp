@@ -1,6 +1,6 @@
-#include "core/shape.h"
+#include "rmsgrad/core/shape.h"
 
-#include "core/error.h"
+#include "rmsgrad/core/error.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "core/tensor.h"
+#include "rmsgrad/core/tensor.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,9 +6,9 @@
 #include <cstring>
 #include <ostream>
 
-#include "core/allocator.h"
-#include "core/error.h"
-#include "core/parallel.h"
+#include "rmsgrad/core/allocator.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/core/parallel.h"
 
 namespace rg {
 

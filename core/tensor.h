@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/shape.h"
+#include "rmsgrad/core/shape.h"
 
 namespace rg {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "rmsgrad.h"
+#include "rmsgrad/rmsgrad.h"
 
 using namespace rg;
 

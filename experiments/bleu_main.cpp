@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "experiments/common/bleu.h"
-#include "experiments/common/text_file.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/experiments/common/bleu.h"
+#include "rmsgrad/experiments/common/text_file.h"
 
 int main(int argc, char** argv) {
   std::vector<std::string> files;

@@ -2,7 +2,7 @@
 // is the --data file of the cifar10 driver, read by cifar::load_splits, which
 // walks it with for_each_archive_file and decodes the train/<class>/ images
 // it holds.
-#include "experiments/cifar10/cifar_data.h"
+#include "rmsgrad/experiments/cifar10/cifar_data.h"
 #include "fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

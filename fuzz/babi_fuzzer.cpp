@@ -1,7 +1,7 @@
 // bAbI task files: the input is the --data file of the attentive_reader
 // driver with --format babi, read by read_babi and anonymised as the driver
 // does.
-#include "experiments/attentive_reader/reading_data.h"
+#include "rmsgrad/experiments/attentive_reader/reading_data.h"
 #include "fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -2,7 +2,7 @@
 // driver reads CBT: as a question file (--format cbt, read_cbt_questions) and
 // as book text to build cloze questions from (--format cbt-cloze,
 // build_cbt_cloze).
-#include "experiments/attentive_reader/reading_data.h"
+#include "rmsgrad/experiments/attentive_reader/reading_data.h"
 #include "fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -2,8 +2,8 @@
 // load_checkpoint (every driver's --resume goes through it, and rnnsearch's
 // --translate), then its tensors restored into a model-shaped target list and
 // its metadata read as the training checkpoint reads it.
-#include "experiments/common/checkpoint.h"
-#include "experiments/common/training_checkpoint.h"
+#include "rmsgrad/core/checkpoint.h"
+#include "rmsgrad/experiments/common/training_checkpoint.h"
 #include "fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,7 +1,7 @@
 // CIFAR-10 binary batches: the input is data_batch_1.bin of a --data folder,
 // read by cifar::load_splits as the cifar10 driver reads it (one image held
 // out for validation).
-#include "experiments/cifar10/cifar_data.h"
+#include "rmsgrad/experiments/cifar10/cifar_data.h"
 #include "fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

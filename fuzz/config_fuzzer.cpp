@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/common/run.h"
+#include "rmsgrad/experiments/common/run.h"
 #include "fuzz/fuzz_input.h"
 
 namespace {

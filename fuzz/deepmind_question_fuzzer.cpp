@@ -1,7 +1,7 @@
 // DeepMind CNN / Daily Mail .question files: the input is the one file of a
 // --data folder, read by read_deepmind_dir with the paper's top-4 sentence
 // filter, as the attentive_reader driver reads --format deepmind.
-#include "experiments/attentive_reader/reading_data.h"
+#include "rmsgrad/experiments/attentive_reader/reading_data.h"
 #include "fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -15,7 +15,7 @@
 #include <filesystem>
 #include <string>
 
-#include "core/error.h"
+#include "rmsgrad/core/error.h"
 
 namespace rg::fuzz {
 

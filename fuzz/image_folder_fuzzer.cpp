@@ -4,7 +4,7 @@
 // cifar::load_splits as the cifar10 driver reads a --data folder.
 #include <string>
 
-#include "experiments/cifar10/cifar_data.h"
+#include "rmsgrad/experiments/cifar10/cifar_data.h"
 #include "fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,6 +1,6 @@
 // NumPy .npy files: the input is the --features file of the order_embedding
 // driver, read by read_npy_matrix.
-#include "experiments/common/npy.h"
+#include "rmsgrad/experiments/common/npy.h"
 #include "fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -9,7 +9,7 @@
 //                                                 Maas et al. 2013)
 //   tanh        y = tanh(x)
 //   sigmoid     y = 1 / (1 + e^{−x})
-#include "autograd/ops.h"
+#include "rmsgrad/autograd/ops.h"
 
 namespace rg {
 

@@ -1,13 +1,13 @@
 // MLP attention and multi-head attention; the equations are in attention.h.
 // Both are composed from primitive ops (GEMMs, tanh, masked_fill, softmax,
 // permute); the work is in the GEMMs.
-#include "layers/attention.h"
+#include "rmsgrad/layers/attention.h"
 
 #include <cmath>
 
-#include "autograd/attention_ops.h"
-#include "autograd/ops.h"
-#include "core/error.h"
+#include "rmsgrad/autograd/attention_ops.h"
+#include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/core/error.h"
 
 namespace rg {
 

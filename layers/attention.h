@@ -27,11 +27,11 @@
 #include <cstdint>
 #include <memory>
 
-#include "core/random.h"
-#include "layers/init.h"
-#include "layers/linear.h"
-#include "layers/module.h"
-#include "layers/normalization.h"
+#include "rmsgrad/core/random.h"
+#include "rmsgrad/layers/init.h"
+#include "rmsgrad/layers/linear.h"
+#include "rmsgrad/layers/module.h"
+#include "rmsgrad/layers/normalization.h"
 
 namespace rg {
 

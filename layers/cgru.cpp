@@ -1,4 +1,4 @@
-#include "layers/cgru.h"
+#include "rmsgrad/layers/cgru.h"
 
 namespace rg {
 

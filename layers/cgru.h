@@ -14,8 +14,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "layers/attention.h"
-#include "layers/gru.h"
+#include "rmsgrad/layers/attention.h"
+#include "rmsgrad/layers/gru.h"
 
 namespace rg {
 

@@ -1,12 +1,12 @@
-#include "layers/conv.h"
+#include "rmsgrad/layers/conv.h"
 
 #include <cmath>
 
-#include "autograd/conv.h"
-#include "autograd/ops.h"
-#include "autograd/pooling.h"
-#include "autograd/weight_norm.h"
-#include "core/error.h"
+#include "rmsgrad/autograd/conv.h"
+#include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/autograd/pooling.h"
+#include "rmsgrad/autograd/weight_norm.h"
+#include "rmsgrad/core/error.h"
 
 namespace rg {
 

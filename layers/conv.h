@@ -17,9 +17,9 @@
 // ([O]) and "bias".
 #include <cstdint>
 
-#include "core/random.h"
-#include "layers/init.h"
-#include "layers/module.h"
+#include "rmsgrad/core/random.h"
+#include "rmsgrad/layers/init.h"
+#include "rmsgrad/layers/module.h"
 
 namespace rg {
 
@@ -31,12 +31,14 @@ struct Conv2dOptions {
   WeightInit init = {};     // of W, or of v under weight norm
 };
 
-class Conv2d : public Module {
+class Conv2d : public Layer {
  public:
-  Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, Generator& gen, const Conv2dOptions& options = {});
+  Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, Generator& gen = default_generator(),
+         const Conv2dOptions& options = {});
+  Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, const Conv2dOptions& options)
+      : Conv2d(in_channels, out_channels, kernel, default_generator(), options) {}
 
-  Var forward(const Var& x);  // [N, C, H, W] → [N, O, Ho, Wo]
-  Var operator()(const Var& x) { return forward(x); }
+  Var forward(const Var& x) override;  // [N, C, H, W] → [N, O, Ho, Wo]
 
   Var effective_weight() const;  // `weight`, or weight_norm(weight_v, weight_g)
   // Salimans & Kingma's data-dependent init from a batch (see above). Needs
@@ -56,21 +58,19 @@ class Conv2d : public Module {
   Conv2dOptions options_;
 };
 
-class MaxPool2d : public Module {
+class MaxPool2d : public Layer {
  public:
   MaxPool2d(int64_t kernel, int64_t stride);
-  Var forward(const Var& x);
-  Var operator()(const Var& x) { return forward(x); }
+  Var forward(const Var& x) override;
 
  private:
   int64_t kernel_, stride_;
 };
 
 // [N, C, H, W] → [N, C], the mean over H×W.
-class GlobalAvgPool : public Module {
+class GlobalAvgPool : public Layer {
  public:
-  Var forward(const Var& x);
-  Var operator()(const Var& x) { return forward(x); }
+  Var forward(const Var& x) override;
 };
 
 }  // namespace rg

@@ -1,6 +1,6 @@
-#include "layers/dropout.h"
+#include "rmsgrad/layers/dropout.h"
 
-#include "core/error.h"
+#include "rmsgrad/core/error.h"
 
 namespace rg {
 

@@ -15,9 +15,9 @@
 // same masks and noise in the same order.
 #include <cstdint>
 
-#include "autograd/ops.h"
-#include "core/random.h"
-#include "layers/module.h"
+#include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/core/random.h"
+#include "rmsgrad/layers/module.h"
 
 namespace rg {
 
@@ -35,13 +35,12 @@ class RandomSource {
   Generator* gen_;
 };
 
-class Dropout : public Module {
+class Dropout : public Layer {
  public:
   explicit Dropout(float p, uint64_t seed = 0);
   Dropout(float p, Generator& gen);
 
-  Var forward(const Var& x);  // any shape
-  Var operator()(const Var& x) { return forward(x); }
+  Var forward(const Var& x) override;  // any shape
   float p() const { return p_; }
 
  private:
@@ -49,13 +48,12 @@ class Dropout : public Module {
   RandomSource random_;
 };
 
-class GaussianNoise : public Module {
+class GaussianNoise : public Layer {
  public:
   explicit GaussianNoise(float stddev, uint64_t seed = 0);
   GaussianNoise(float stddev, Generator& gen);
 
-  Var forward(const Var& x);  // any shape
-  Var operator()(const Var& x) { return forward(x); }
+  Var forward(const Var& x) override;  // any shape
   float stddev() const { return stddev_; }
 
  private:

@@ -1,7 +1,7 @@
-#include "layers/embedding.h"
+#include "rmsgrad/layers/embedding.h"
 
-#include "core/error.h"
-#include "layers/init.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/layers/init.h"
 
 namespace rg {
 

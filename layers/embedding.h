@@ -8,15 +8,15 @@
 // paper's RNNSearch), PyTorch's nn.Embedding uses σ = 1. Parameter: "weight".
 #include <cstdint>
 
-#include "autograd/ops.h"
-#include "core/random.h"
-#include "layers/module.h"
+#include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/core/random.h"
+#include "rmsgrad/layers/module.h"
 
 namespace rg {
 
 class Embedding : public Module {
  public:
-  Embedding(int64_t vocab_size, int64_t embedding_dim, Generator& gen, float stddev = 0.01f);
+  Embedding(int64_t vocab_size, int64_t embedding_dim, Generator& gen = default_generator(), float stddev = 0.01f);
 
   Var forward(const Indices& ids);  // ids [...] → [..., E]
   Var operator()(const Indices& ids) { return forward(ids); }

@@ -1,13 +1,13 @@
-#include "layers/gru.h"
+#include "rmsgrad/layers/gru.h"
 
 #include <cmath>
 
-#include "autograd/ops.h"
-#include "autograd/rnn_ops.h"
-#include "autograd/weight_norm.h"
-#include "core/error.h"
-#include "layers/init.h"
-#include "layers/time_step.h"
+#include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/autograd/rnn_ops.h"
+#include "rmsgrad/autograd/weight_norm.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/layers/init.h"
+#include "rmsgrad/layers/time_step.h"
 
 namespace rg {
 

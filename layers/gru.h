@@ -17,9 +17,9 @@
 #include <cstdint>
 #include <memory>
 
-#include "core/random.h"
-#include "layers/module.h"
-#include "layers/normalization.h"
+#include "rmsgrad/core/random.h"
+#include "rmsgrad/layers/module.h"
+#include "rmsgrad/layers/normalization.h"
 
 namespace rg {
 
@@ -30,7 +30,8 @@ struct GRUInit {
 
 class GRUCell : public Module {
  public:
-  GRUCell(int64_t input_size, int64_t hidden_size, const NormOptions& norm, Generator& gen,
+  GRUCell(int64_t input_size, int64_t hidden_size, const NormOptions& norm = {},
+      Generator& gen = default_generator(),
           const GRUInit& init = {});
 
   struct InputTerms {
@@ -67,7 +68,8 @@ class GRUCell : public Module {
 // time order; `reverse` runs from the last step to the first.
 class GRU : public Module {
  public:
-  GRU(int64_t input_size, int64_t hidden_size, const NormOptions& norm, Generator& gen, bool reverse = false,
+  GRU(int64_t input_size, int64_t hidden_size, const NormOptions& norm = {},
+      Generator& gen = default_generator(), bool reverse = false,
       const GRUInit& init = {});
   Var forward(const Var& x, const Tensor& mask = {}, const Var& h0 = {});
   // Only the state after the whole sequence [B, H] (for a sentence encoder):
@@ -85,7 +87,8 @@ class GRU : public Module {
 // Forward and reverse GRUs, states concatenated: [T, B, 2H].
 class BiGRU : public Module {
  public:
-  BiGRU(int64_t input_size, int64_t hidden_size, const NormOptions& norm, Generator& gen, const GRUInit& init = {});
+  BiGRU(int64_t input_size, int64_t hidden_size, const NormOptions& norm = {},
+      Generator& gen = default_generator(), const GRUInit& init = {});
   Var forward(const Var& x, const Tensor& mask = {});
   std::shared_ptr<GRU> forward_gru, backward_gru;
 };

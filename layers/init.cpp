@@ -1,10 +1,10 @@
-#include "layers/init.h"
+#include "rmsgrad/layers/init.h"
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
-#include "core/error.h"
+#include "rmsgrad/core/error.h"
 
 // LAPACK (inside OpenBLAS), column-major: QR factorisation, then forming Q
 // from the Householder reflectors sgeqrf_ leaves below R's diagonal.

@@ -22,8 +22,8 @@
 // Layers choose among these with one enum (WeightInit) and make_weight.
 #include <cstdint>
 
-#include "core/random.h"
-#include "core/tensor.h"
+#include "rmsgrad/core/random.h"
+#include "rmsgrad/core/tensor.h"
 
 namespace rg {
 

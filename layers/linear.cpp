@@ -1,12 +1,12 @@
-#include "layers/linear.h"
+#include "rmsgrad/layers/linear.h"
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
-#include "autograd/ops.h"
-#include "autograd/weight_norm.h"
-#include "core/error.h"
+#include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/autograd/weight_norm.h"
+#include "rmsgrad/core/error.h"
 
 namespace rg {
 

@@ -23,9 +23,9 @@
 // "bias". weight_g has shape [out].
 #include <cstdint>
 
-#include "core/random.h"
-#include "layers/init.h"
-#include "layers/module.h"
+#include "rmsgrad/core/random.h"
+#include "rmsgrad/layers/init.h"
+#include "rmsgrad/layers/module.h"
 
 namespace rg {
 
@@ -38,12 +38,14 @@ struct LinearOptions {
 // The functional form: x [..., in], weight [out, in], bias [out] or undefined.
 Var linear(const Var& x, const Var& weight, const Var& bias);
 
-class Linear : public Module {
+class Linear : public Layer {
  public:
-  Linear(int64_t in_features, int64_t out_features, Generator& gen, const LinearOptions& options = {});
+  Linear(int64_t in_features, int64_t out_features, Generator& gen = default_generator(),
+         const LinearOptions& options = {});
+  Linear(int64_t in_features, int64_t out_features, const LinearOptions& options)
+      : Linear(in_features, out_features, default_generator(), options) {}
 
-  Var forward(const Var& x);
-  Var operator()(const Var& x) { return forward(x); }
+  Var forward(const Var& x) override;
 
   // The effective W [out, in]: `weight`, or weight_norm(weight_v, weight_g).
   Var effective_weight() const;

@@ -1,17 +1,17 @@
 // LSTM cell, layer and bidirectional layer; the equations are in lstm.h, the
 // fused pointwise kernels in autograd/lstm_ops.cpp.
-#include "layers/lstm.h"
+#include "rmsgrad/layers/lstm.h"
 
 #include <algorithm>
 #include <span>
 #include <vector>
 
-#include "autograd/lstm_ops.h"
-#include "autograd/ops.h"
-#include "core/error.h"
-#include "layers/init.h"
-#include "layers/linear.h"
-#include "layers/time_step.h"
+#include "rmsgrad/autograd/lstm_ops.h"
+#include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/layers/init.h"
+#include "rmsgrad/layers/linear.h"
+#include "rmsgrad/layers/time_step.h"
 
 namespace rg {
 

@@ -26,9 +26,9 @@
 #include <cstdint>
 #include <memory>
 
-#include "core/random.h"
-#include "layers/module.h"
-#include "layers/normalization.h"
+#include "rmsgrad/core/random.h"
+#include "rmsgrad/layers/module.h"
+#include "rmsgrad/layers/normalization.h"
 
 namespace rg {
 
@@ -43,7 +43,8 @@ struct LSTMState {
 
 class LSTMCell : public Module {
  public:
-  LSTMCell(int64_t input_size, int64_t hidden_size, const NormOptions& norm, Generator& gen,
+  LSTMCell(int64_t input_size, int64_t hidden_size, const NormOptions& norm = {},
+      Generator& gen = default_generator(),
            const LSTMInit& init = {});
 
   // x [..., E] → norm_x(x W_xᵀ + b) [..., 4H], for any number of positions.
@@ -71,7 +72,8 @@ class LSTMCell : public Module {
 // the first; states are returned in time order either way.
 class LSTM : public Module {
  public:
-  LSTM(int64_t input_size, int64_t hidden_size, const NormOptions& norm, Generator& gen, bool reverse = false,
+  LSTM(int64_t input_size, int64_t hidden_size, const NormOptions& norm = {},
+      Generator& gen = default_generator(), bool reverse = false,
        const LSTMInit& init = {});
 
   struct Output {
@@ -93,7 +95,8 @@ class LSTM : public Module {
 // Forward and reverse LSTMs, states concatenated: [T, B, 2H].
 class BiLSTM : public Module {
  public:
-  BiLSTM(int64_t input_size, int64_t hidden_size, const NormOptions& norm, Generator& gen,
+  BiLSTM(int64_t input_size, int64_t hidden_size, const NormOptions& norm = {},
+      Generator& gen = default_generator(),
          const LSTMInit& init = {});
   Var forward(const Var& x, const Tensor& mask = {});
   std::shared_ptr<LSTM> forward_lstm, backward_lstm;

@@ -1,6 +1,6 @@
-#include "layers/module.h"
+#include "rmsgrad/layers/module.h"
 
-#include "core/error.h"
+#include "rmsgrad/core/error.h"
 
 namespace rg {
 

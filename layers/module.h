@@ -16,13 +16,18 @@
 // Parameters are Vars that require gradients and live outside the tape.
 // Buffers are tensors that are saved and loaded but not trained (BatchNorm's
 // running statistics). train() / eval() switch every submodule at once.
+//
+// Most layers map one Var to one Var; they derive from Layer, whose virtual
+// forward is what Sequential chains (layers/sequential.h). A model with
+// several inputs or outputs (a GRU, an encoder-decoder) stays a plain Module
+// with a forward of its own signature.
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "autograd/var.h"
+#include "rmsgrad/autograd/var.h"
 
 namespace rg {
 
@@ -62,6 +67,13 @@ class Module {
   std::vector<std::pair<std::string, Tensor>> buffers_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> submodules_;
   bool training_ = true;
+};
+
+// A module with one input and one output, y = forward(x).
+class Layer : public Module {
+ public:
+  virtual Var forward(const Var& x) = 0;
+  Var operator()(const Var& x) { return forward(x); }
 };
 
 }  // namespace rg

@@ -1,10 +1,10 @@
-#include "layers/normalization.h"
+#include "rmsgrad/layers/normalization.h"
 
 #include <cmath>
 
-#include "autograd/composed_norm_ops.h"
-#include "autograd/ops.h"
-#include "core/error.h"
+#include "rmsgrad/autograd/composed_norm_ops.h"
+#include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/core/error.h"
 
 namespace rg {
 

@@ -28,9 +28,9 @@
 #include <string>
 #include <string_view>
 
-#include "autograd/batch_norm.h"
-#include "autograd/norm_ops.h"
-#include "layers/module.h"
+#include "rmsgrad/autograd/batch_norm.h"
+#include "rmsgrad/autograd/norm_ops.h"
+#include "rmsgrad/layers/module.h"
 
 namespace rg {
 
@@ -65,10 +65,9 @@ int64_t partial_units(int64_t n, float p);
 // of 0. LayerNorm removes any such offset; RMSNorm does not (the question the
 // paper left open: is re-centering dispensable only because inputs usually
 // start centred?). With C = 0 no offset exists and nothing changes.
-class Norm : public Module {
+class Norm : public Layer {
  public:
-  Var forward(const Var& x);
-  Var operator()(const Var& x) { return forward(x); }
+  Var forward(const Var& x) override;
   void add_preact_shift(float shift, int64_t features, NormLayout layout);
   Var offset;  // undefined unless add_preact_shift
 

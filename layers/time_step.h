@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <span>
 
-#include "autograd/ops.h"
+#include "rmsgrad/autograd/ops.h"
 
 namespace rg {
 

@@ -1,8 +1,8 @@
 // The bidirectional attentive reader; the equations are in attentive_reader.h.
-#include "models/attentive_reader.h"
+#include "rmsgrad/models/attentive_reader.h"
 
-#include "core/error.h"
-#include "layers/init.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/layers/init.h"
 
 namespace rg {
 

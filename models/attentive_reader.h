@@ -30,16 +30,16 @@
 #include <memory>
 #include <string_view>
 
-#include "autograd/ops.h"
-#include "core/random.h"
-#include "layers/attention.h"
-#include "layers/dropout.h"
-#include "layers/embedding.h"
-#include "layers/gru.h"
-#include "layers/linear.h"
-#include "layers/lstm.h"
-#include "layers/module.h"
-#include "layers/normalization.h"
+#include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/core/random.h"
+#include "rmsgrad/layers/attention.h"
+#include "rmsgrad/layers/dropout.h"
+#include "rmsgrad/layers/embedding.h"
+#include "rmsgrad/layers/gru.h"
+#include "rmsgrad/layers/linear.h"
+#include "rmsgrad/layers/lstm.h"
+#include "rmsgrad/layers/module.h"
+#include "rmsgrad/layers/normalization.h"
 
 namespace rg {
 

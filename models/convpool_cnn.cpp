@@ -1,12 +1,12 @@
-#include "models/convpool_cnn.h"
+#include "rmsgrad/models/convpool_cnn.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "autograd/ops.h"
-#include "autograd/tape.h"
-#include "core/error.h"
-#include "layers/activations.h"
+#include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/autograd/tape.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/layers/activations.h"
 
 namespace rg {
 

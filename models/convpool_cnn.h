@@ -31,12 +31,12 @@
 #include <string>
 #include <vector>
 
-#include "core/random.h"
-#include "layers/conv.h"
-#include "layers/dropout.h"
-#include "layers/linear.h"
-#include "layers/module.h"
-#include "layers/normalization.h"
+#include "rmsgrad/core/random.h"
+#include "rmsgrad/layers/conv.h"
+#include "rmsgrad/layers/dropout.h"
+#include "rmsgrad/layers/linear.h"
+#include "rmsgrad/layers/module.h"
+#include "rmsgrad/layers/normalization.h"
 
 namespace rg {
 

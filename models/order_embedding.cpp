@@ -1,8 +1,8 @@
 // Order-embeddings; the model and the loss are described in order_embedding.h.
-#include "models/order_embedding.h"
+#include "rmsgrad/models/order_embedding.h"
 
-#include "autograd/order_violation.h"
-#include "core/error.h"
+#include "rmsgrad/autograd/order_violation.h"
+#include "rmsgrad/core/error.h"
 
 namespace rg {
 

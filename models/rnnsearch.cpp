@@ -1,9 +1,9 @@
 // RNNSearch; the equations are in rnnsearch.h.
-#include "models/rnnsearch.h"
+#include "rmsgrad/models/rnnsearch.h"
 
-#include "core/error.h"
-#include "layers/init.h"
-#include "layers/time_step.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/layers/init.h"
+#include "rmsgrad/layers/time_step.h"
 
 namespace rg {
 

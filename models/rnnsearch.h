@@ -26,15 +26,15 @@
 #include <cstdint>
 #include <memory>
 
-#include "autograd/ops.h"
-#include "core/random.h"
-#include "layers/cgru.h"
-#include "layers/dropout.h"
-#include "layers/embedding.h"
-#include "layers/gru.h"
-#include "layers/linear.h"
-#include "layers/module.h"
-#include "layers/normalization.h"
+#include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/core/random.h"
+#include "rmsgrad/layers/cgru.h"
+#include "rmsgrad/layers/dropout.h"
+#include "rmsgrad/layers/embedding.h"
+#include "rmsgrad/layers/gru.h"
+#include "rmsgrad/layers/linear.h"
+#include "rmsgrad/layers/module.h"
+#include "rmsgrad/layers/normalization.h"
 
 namespace rg {
 

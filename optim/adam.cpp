@@ -1,9 +1,9 @@
-#include "optim/adam.h"
+#include "rmsgrad/optim/adam.h"
 
 #include <cmath>
 
-#include "core/error.h"
-#include "core/parallel.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/core/parallel.h"
 
 namespace rg {
 

@@ -1,9 +1,9 @@
-#include "optim/clip.h"
+#include "rmsgrad/optim/clip.h"
 
 #include <cmath>
 
-#include "core/error.h"
-#include "core/parallel.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/core/parallel.h"
 
 namespace rg {
 

@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "optim/optimizer.h"
+#include "rmsgrad/optim/optimizer.h"
 
 namespace rg {
 

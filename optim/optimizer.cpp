@@ -1,9 +1,9 @@
-#include "optim/optimizer.h"
+#include "rmsgrad/optim/optimizer.h"
 
 #include <cmath>
 #include <map>
 
-#include "core/error.h"
+#include "rmsgrad/core/error.h"
 
 namespace rg {
 

@@ -34,7 +34,7 @@
 #include <utility>
 #include <vector>
 
-#include "autograd/var.h"
+#include "rmsgrad/autograd/var.h"
 
 namespace rg {
 

@@ -1,9 +1,9 @@
-#include "optim/schedule.h"
+#include "rmsgrad/optim/schedule.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "core/error.h"
+#include "rmsgrad/core/error.h"
 
 namespace rg {
 

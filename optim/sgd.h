@@ -18,7 +18,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "optim/optimizer.h"
+#include "rmsgrad/optim/optimizer.h"
 
 namespace rg {
 

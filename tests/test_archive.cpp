@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "archive_maker.h"
-#include "experiments/cifar10/cifar_data.h"
-#include "experiments/common/archive.h"
+#include "rmsgrad/experiments/cifar10/cifar_data.h"
+#include "rmsgrad/experiments/common/archive.h"
 #include "test_util.h"
 
 using namespace rg;

@@ -10,11 +10,11 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "experiments/attentive_reader/reader_batches.h"
-#include "experiments/attentive_reader/reading_data.h"
-#include "models/attentive_reader.h"
-#include "optim/adam.h"
-#include "rmsgrad.h"
+#include "rmsgrad/experiments/attentive_reader/reader_batches.h"
+#include "rmsgrad/experiments/attentive_reader/reading_data.h"
+#include "rmsgrad/models/attentive_reader.h"
+#include "rmsgrad/optim/adam.h"
+#include "rmsgrad/rmsgrad.h"
 #include "test_util.h"
 
 using namespace rg;

@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/error.h"
-#include "experiments/common/bleu.h"
-#include "experiments/common/text_file.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/experiments/common/bleu.h"
+#include "rmsgrad/experiments/common/text_file.h"
 #include "test_util.h"
 
 using namespace rg;

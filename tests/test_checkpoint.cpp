@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "experiments/common/checkpoint.h"
-#include "rmsgrad.h"
+#include "rmsgrad/core/checkpoint.h"
+#include "rmsgrad/rmsgrad.h"
 #include "test_util.h"
 
 using namespace rg;

@@ -13,11 +13,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "core/error.h"
-#include "experiments/cifar10/cifar_data.h"
-#include "experiments/cifar10/zca.h"
-#include "models/convpool_cnn.h"
-#include "rmsgrad.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/experiments/cifar10/cifar_data.h"
+#include "rmsgrad/experiments/cifar10/zca.h"
+#include "rmsgrad/models/convpool_cnn.h"
+#include "rmsgrad/rmsgrad.h"
 #include "test_util.h"
 
 using namespace rg;

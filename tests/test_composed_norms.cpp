@@ -9,11 +9,11 @@
 #include <cmath>
 #include <functional>
 
-#include "models/attentive_reader.h"
-#include "models/convpool_cnn.h"
-#include "models/order_embedding.h"
-#include "models/rnnsearch.h"
-#include "rmsgrad.h"
+#include "rmsgrad/models/attentive_reader.h"
+#include "rmsgrad/models/convpool_cnn.h"
+#include "rmsgrad/models/order_embedding.h"
+#include "rmsgrad/models/rnnsearch.h"
+#include "rmsgrad/rmsgrad.h"
 
 using namespace rg;
 

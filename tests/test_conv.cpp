@@ -6,7 +6,7 @@
 #include <cmath>
 #include <string>
 
-#include "rmsgrad.h"
+#include "rmsgrad/rmsgrad.h"
 #include "test_util.h"
 
 using namespace rg;

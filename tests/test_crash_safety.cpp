@@ -14,10 +14,10 @@
 #include <iostream>
 #include <sstream>
 
-#include "core/error.h"
-#include "experiments/common/checkpoint.h"
-#include "experiments/common/run.h"
-#include "experiments/common/training_progress.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/core/checkpoint.h"
+#include "rmsgrad/experiments/common/run.h"
+#include "rmsgrad/experiments/common/training_progress.h"
 #include "test_util.h"
 
 using namespace rg;

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <vector>
 
-#include "core/fast_math.h"
+#include "rmsgrad/core/fast_math.h"
 
 using namespace rg;
 

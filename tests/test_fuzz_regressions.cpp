@@ -14,11 +14,11 @@
 #include <sstream>
 #include <string>
 
-#include "core/error.h"
-#include "experiments/cifar10/cifar_data.h"
-#include "experiments/common/checkpoint.h"
-#include "experiments/common/training_progress.h"
-#include "experiments/rnnsearch/subword.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/experiments/cifar10/cifar_data.h"
+#include "rmsgrad/core/checkpoint.h"
+#include "rmsgrad/experiments/common/training_progress.h"
+#include "rmsgrad/experiments/rnnsearch/subword.h"
 #include "test_util.h"
 
 using namespace rg;

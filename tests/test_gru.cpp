@@ -2,10 +2,10 @@
 // direction, and the (normalized) GRU layer against PyTorch.
 #include <doctest/doctest.h>
 
-#include "autograd/rnn_ops.h"
-#include "layers/cgru.h"
-#include "layers/gru.h"
-#include "rmsgrad.h"
+#include "rmsgrad/autograd/rnn_ops.h"
+#include "rmsgrad/layers/cgru.h"
+#include "rmsgrad/layers/gru.h"
+#include "rmsgrad/rmsgrad.h"
 #include "test_util.h"
 
 using namespace rg;

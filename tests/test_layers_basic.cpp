@@ -9,13 +9,13 @@
 #include <tuple>
 #include <vector>
 
-#include "autograd/weight_norm.h"
-#include "layers/activations.h"
-#include "layers/dropout.h"
-#include "layers/embedding.h"
-#include "layers/init.h"
-#include "layers/linear.h"
-#include "rmsgrad.h"
+#include "rmsgrad/autograd/weight_norm.h"
+#include "rmsgrad/layers/activations.h"
+#include "rmsgrad/layers/dropout.h"
+#include "rmsgrad/layers/embedding.h"
+#include "rmsgrad/layers/init.h"
+#include "rmsgrad/layers/linear.h"
+#include "rmsgrad/rmsgrad.h"
 #include "test_util.h"
 
 using namespace rg;

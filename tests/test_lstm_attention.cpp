@@ -13,10 +13,10 @@
 #include <functional>
 #include <string>
 
-#include "autograd/lstm_ops.h"
-#include "layers/attention.h"
-#include "layers/lstm.h"
-#include "rmsgrad.h"
+#include "rmsgrad/autograd/lstm_ops.h"
+#include "rmsgrad/layers/attention.h"
+#include "rmsgrad/layers/lstm.h"
+#include "rmsgrad/rmsgrad.h"
 #include "test_util.h"
 
 using namespace rg;

@@ -29,10 +29,10 @@
 #include <sstream>
 #include <string>
 
-#include "autograd/batch_norm.h"
-#include "autograd/norm_ops.h"
-#include "autograd/tape.h"
-#include "layers/normalization.h"
+#include "rmsgrad/autograd/batch_norm.h"
+#include "rmsgrad/autograd/norm_ops.h"
+#include "rmsgrad/autograd/tape.h"
+#include "rmsgrad/layers/normalization.h"
 #include "test_util.h"
 
 using nlohmann::json;

@@ -5,8 +5,8 @@
 
 #include <cmath>
 
-#include "layers/normalization.h"
-#include "rmsgrad.h"
+#include "rmsgrad/layers/normalization.h"
+#include "rmsgrad/rmsgrad.h"
 
 using namespace rg;
 

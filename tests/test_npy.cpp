@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "experiments/common/npy.h"
-#include "rmsgrad.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/experiments/common/npy.h"
+#include "rmsgrad/rmsgrad.h"
 #include "test_util.h"
 
 using namespace rg;

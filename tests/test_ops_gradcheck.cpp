@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "rmsgrad.h"
+#include "rmsgrad/rmsgrad.h"
 
 using namespace rg;
 

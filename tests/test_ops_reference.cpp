@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "rmsgrad.h"
+#include "rmsgrad/rmsgrad.h"
 #include "test_util.h"
 
 using namespace rg;

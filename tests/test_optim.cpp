@@ -20,12 +20,12 @@
 #include <memory>
 #include <tuple>
 
-#include "core/error.h"
-#include "core/parallel.h"
-#include "optim/adam.h"
-#include "optim/clip.h"
-#include "optim/schedule.h"
-#include "optim/sgd.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/core/parallel.h"
+#include "rmsgrad/optim/adam.h"
+#include "rmsgrad/optim/clip.h"
+#include "rmsgrad/optim/schedule.h"
+#include "rmsgrad/optim/sgd.h"
 #include "test_util.h"
 
 using nlohmann::json;

@@ -14,12 +14,12 @@
 #include <set>
 #include <sstream>
 
-#include "core/error.h"
-#include "experiments/common/npy.h"
-#include "experiments/order_embedding/caption_data.h"
-#include "experiments/order_embedding/retrieval.h"
-#include "models/order_embedding.h"
-#include "rmsgrad.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/experiments/common/npy.h"
+#include "rmsgrad/experiments/order_embedding/caption_data.h"
+#include "rmsgrad/experiments/order_embedding/retrieval.h"
+#include "rmsgrad/models/order_embedding.h"
+#include "rmsgrad/rmsgrad.h"
 #include "test_util.h"
 
 using namespace rg;

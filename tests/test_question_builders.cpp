@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "experiments/attentive_reader/reading_data.h"
-#include "experiments/common/vocab.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/experiments/attentive_reader/reading_data.h"
+#include "rmsgrad/experiments/common/vocab.h"
 #include "test_util.h"
 
 using namespace rg;

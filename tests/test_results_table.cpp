@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/error.h"
-#include "experiments/common/results_table.h"
-#include "experiments/common/seed_statistics.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/experiments/common/results_table.h"
+#include "rmsgrad/experiments/common/seed_statistics.h"
 #include "test_util.h"
 
 using namespace rg;

@@ -6,10 +6,10 @@
 
 #include <filesystem>
 
-#include "experiments/common/training_checkpoint.h"
-#include "layers/dropout.h"
-#include "layers/linear.h"
-#include "rmsgrad.h"
+#include "rmsgrad/experiments/common/training_checkpoint.h"
+#include "rmsgrad/layers/dropout.h"
+#include "rmsgrad/layers/linear.h"
+#include "rmsgrad/rmsgrad.h"
 
 using namespace rg;
 namespace fs = std::filesystem;

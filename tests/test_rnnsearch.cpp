@@ -7,12 +7,12 @@
 
 #include <cmath>
 
-#include "experiments/common/batching.h"
-#include "experiments/rnnsearch/beam_search.h"
-#include "experiments/rnnsearch/subword.h"
-#include "layers/init.h"
-#include "models/rnnsearch.h"
-#include "rmsgrad.h"
+#include "rmsgrad/data/batching.h"
+#include "rmsgrad/experiments/rnnsearch/beam_search.h"
+#include "rmsgrad/experiments/rnnsearch/subword.h"
+#include "rmsgrad/layers/init.h"
+#include "rmsgrad/models/rnnsearch.h"
+#include "rmsgrad/rmsgrad.h"
 
 using namespace rg;
 

@@ -10,8 +10,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "experiments/common/text_file.h"
-#include "experiments/rnnsearch/synthetic_translation.h"
+#include "rmsgrad/experiments/common/text_file.h"
+#include "rmsgrad/experiments/rnnsearch/synthetic_translation.h"
 #include "test_util.h"
 
 using namespace rg;

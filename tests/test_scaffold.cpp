@@ -14,11 +14,11 @@
 #include <set>
 #include <sstream>
 
-#include "experiments/common/batching.h"
-#include "experiments/common/progress.h"
-#include "experiments/common/run.h"
-#include "experiments/common/vocab.h"
-#include "rmsgrad.h"
+#include "rmsgrad/data/batching.h"
+#include "rmsgrad/experiments/common/progress.h"
+#include "rmsgrad/experiments/common/run.h"
+#include "rmsgrad/experiments/common/vocab.h"
+#include "rmsgrad/rmsgrad.h"
 
 using namespace rg;
 namespace fs = std::filesystem;

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "experiments/rnnsearch/synthetic_translation.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/experiments/rnnsearch/synthetic_translation.h"
 #include "test_util.h"
 
 using namespace rg;

@@ -3,7 +3,7 @@
 
 #include <memory>
 
-#include "rmsgrad.h"
+#include "rmsgrad/rmsgrad.h"
 
 using namespace rg;
 
@@ -67,19 +67,83 @@ TEST_CASE("no-grad scope records nothing") {
   tape().clear();
 }
 
-TEST_CASE("clearing the tape releases intermediate nodes") {
-  tape().clear();
+TEST_CASE("a graph is freed when its last Var goes, without clear()") {
   Var w = parameter(Tensor::ones(Shape{100}));
   std::weak_ptr<Node> intermediate;
   {
     Var h = tanh(w * 2.0f);
     intermediate = h.node_ptr();
-    sum(h).backward();
+    Var loss = sum(h);
+    CHECK(tape().size() == 3);
   }
-  CHECK_FALSE(intermediate.expired());  // the tape still holds it
+  CHECK(intermediate.expired());  // the tape held it weakly
+  CHECK(tape().size() == 0);
+  CHECK(w.has_grad() == false);
+}
+
+TEST_CASE("a training loop that never clears the tape keeps no graph alive") {
+  Var w = parameter(Tensor::from(Shape{2}, {1, -1}));
+  std::weak_ptr<Node> first_step_node;
+  for (int step = 0; step < 5000; ++step) {  // past the tape's first compaction (4096 entries)
+    Var h = tanh(w * 0.5f);
+    if (step == 0) first_step_node = h.node_ptr();
+    Var loss = sum(h * h);
+    loss.backward();
+    w.value().add_(w.grad(), -0.01f);
+    w.zero_grad();
+  }
+  CHECK(first_step_node.expired());
+  CHECK(tape().size() == 0);
+}
+
+TEST_CASE("backward a second time through a released graph is an error") {
+  Var w = parameter(Tensor::ones(Shape{2}));
+  Var loss = sum(w * 3.0f);
+  loss.backward();
+  CHECK_THROWS_WITH_AS(loss.backward(),
+                       doctest::Contains("this graph was already run backward, and that pass released it"), Error);
+  CHECK(w.grad().to_vector() == std::vector<float>{3, 3});  // not doubled
+}
+
+TEST_CASE("two losses sharing a graph: the second backward is refused, their sum works") {
+  Var w = parameter(Tensor::ones(Shape{2}));
+  Var h = exp(w);
+  Var a = sum(h), b = sum(h * 2.0f);
+  a.backward();
+  CHECK_THROWS_WITH_AS(b.backward(), doctest::Contains("an earlier backward released"), Error);
+  w.zero_grad();
+  Var h2 = exp(w);
+  (sum(h2) + sum(h2 * 2.0f)).backward();
+  CHECK(w.grad().at({0}) == doctest::Approx(3.0f * std::exp(1.0f)));
+}
+
+TEST_CASE("backward from a loss recorded before tape().clear() is an error") {
+  Var w = parameter(Tensor::ones(Shape{2}));
+  Var loss = sum(w * 3.0f);
   tape().clear();
-  CHECK(intermediate.expired());
-  CHECK(w.has_grad());  // parameters live outside the tape
+  CHECK_THROWS_WITH_AS(loss.backward(), doctest::Contains("recorded before tape().clear()"), Error);
+  CHECK_FALSE(w.has_grad());
+}
+
+TEST_CASE("a state carried into the next step must be detached") {
+  Var w = parameter(Tensor::from(Shape{2}, {0.5f, -0.5f}));
+  Var state = constant(Tensor::ones(Shape{2}));
+  state = tanh(state * w);
+  sum(state).backward();  // releases the graph behind `state`
+  CHECK_THROWS_WITH_AS(tanh(state * w), doctest::Contains("must go through detach()"), Error);
+
+  // Truncated back-propagation through time: the value goes on, the graph does not.
+  Var carried = state.detach();
+  CHECK_FALSE(carried.requires_grad());
+  CHECK(carried.value().to_vector() == state.value().to_vector());
+  w.zero_grad();
+  Var next = tanh(carried * w);
+  sum(next).backward();
+  CHECK(w.has_grad());
+
+  Var before_clear = tanh(next.detach() * w);
+  tape().clear();
+  CHECK_THROWS_WITH_AS(sum(before_clear * w), doctest::Contains("recorded before tape().clear()"), Error);
 }
 
 TEST_CASE("the tape prints id, op, shape and inputs") {

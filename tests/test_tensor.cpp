@@ -4,8 +4,8 @@
 #include <cmath>
 #include <vector>
 
-#include "core/allocator.h"
-#include "rmsgrad.h"
+#include "rmsgrad/core/allocator.h"
+#include "rmsgrad/rmsgrad.h"
 
 using namespace rg;
 

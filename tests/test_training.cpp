@@ -5,7 +5,7 @@
 #include <fstream>
 #include <unistd.h>
 
-#include "rmsgrad.h"
+#include "rmsgrad/rmsgrad.h"
 
 using namespace rg;
 

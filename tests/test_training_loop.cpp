@@ -11,12 +11,12 @@
 #include <iterator>
 #include <limits>
 
-#include "autograd/ops.h"
-#include "experiments/common/batching.h"
-#include "experiments/common/run.h"
-#include "experiments/common/training_loop.h"
-#include "layers/linear.h"
-#include "optim/adam.h"
+#include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/data/batching.h"
+#include "rmsgrad/experiments/common/run.h"
+#include "rmsgrad/experiments/common/training_loop.h"
+#include "rmsgrad/layers/linear.h"
+#include "rmsgrad/optim/adam.h"
 #include "test_util.h"
 
 using namespace rg;

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "core/tensor.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/core/tensor.h"
 
 namespace rg::test {
 

@@ -1,6 +1,6 @@
 #include "bench/model_steps/convpool_step.h"
 
-#include "core/error.h"
+#include "rmsgrad/core/error.h"
 
 namespace rg::bench {
 

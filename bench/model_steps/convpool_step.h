@@ -8,8 +8,8 @@
 #include <memory>
 
 #include "bench/model_steps/model_step.h"
-#include "models/convpool_cnn.h"
-#include "optim/adam.h"
+#include "rmsgrad/models/convpool_cnn.h"
+#include "rmsgrad/optim/adam.h"
 
 namespace rg::bench {
 

@@ -7,7 +7,7 @@
 #include "bench/model_steps/order_embedding_step.h"
 #include "bench/model_steps/reader_step.h"
 #include "bench/model_steps/rnnsearch_step.h"
-#include "core/error.h"
+#include "rmsgrad/core/error.h"
 
 namespace rg::bench {
 

@@ -26,12 +26,12 @@
 #include <string_view>
 #include <vector>
 
-#include "autograd/ops.h"
-#include "core/allocation_tags.h"
-#include "optim/optimizer.h"
-#include "core/random.h"
-#include "layers/module.h"
-#include "layers/normalization.h"
+#include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/core/allocation_tags.h"
+#include "rmsgrad/optim/optimizer.h"
+#include "rmsgrad/core/random.h"
+#include "rmsgrad/layers/module.h"
+#include "rmsgrad/layers/normalization.h"
 
 namespace rg::bench {
 

@@ -1,8 +1,8 @@
 #include "bench/model_steps/order_embedding_step.h"
 
-#include "core/error.h"
+#include "rmsgrad/core/error.h"
 
-#include "optim/clip.h"
+#include "rmsgrad/optim/clip.h"
 
 namespace rg::bench {
 

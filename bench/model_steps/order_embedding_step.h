@@ -11,8 +11,8 @@
 #include <memory>
 
 #include "bench/model_steps/model_step.h"
-#include "models/order_embedding.h"
-#include "optim/adam.h"
+#include "rmsgrad/models/order_embedding.h"
+#include "rmsgrad/optim/adam.h"
 
 namespace rg::bench {
 

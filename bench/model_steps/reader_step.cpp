@@ -1,10 +1,10 @@
 #include "bench/model_steps/reader_step.h"
 
-#include "core/error.h"
+#include "rmsgrad/core/error.h"
 
 #include <algorithm>
 
-#include "optim/clip.h"
+#include "rmsgrad/optim/clip.h"
 
 namespace rg::bench {
 

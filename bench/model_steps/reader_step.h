@@ -13,8 +13,8 @@
 #include <memory>
 
 #include "bench/model_steps/model_step.h"
-#include "models/attentive_reader.h"
-#include "optim/adam.h"
+#include "rmsgrad/models/attentive_reader.h"
+#include "rmsgrad/optim/adam.h"
 
 namespace rg::bench {
 

@@ -1,12 +1,12 @@
 #include "bench/model_steps/rnnsearch_step.h"
 
-#include "core/error.h"
+#include "rmsgrad/core/error.h"
 
 #include <cstdio>
 #include <filesystem>
 
-#include "experiments/common/npy.h"
-#include "optim/clip.h"
+#include "rmsgrad/experiments/common/npy.h"
+#include "rmsgrad/optim/clip.h"
 
 namespace rg::bench {
 

@@ -12,8 +12,8 @@
 #include <memory>
 
 #include "bench/model_steps/model_step.h"
-#include "models/rnnsearch.h"
-#include "optim/adam.h"
+#include "rmsgrad/models/rnnsearch.h"
+#include "rmsgrad/optim/adam.h"
 
 namespace rg::bench {
 

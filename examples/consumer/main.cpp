@@ -1,5 +1,5 @@
 // Links against the installed rmsgrad and checks one gradient.
-#include <rmsgrad.h>
+#include <rmsgrad/rmsgrad.h>
 
 #include <cstdio>
 

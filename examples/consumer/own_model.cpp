@@ -7,12 +7,12 @@
 // two hidden layers, each Linear → norm → tanh, with the norm chosen by --norm.
 // The run directory gets what every driver's gets: config.json, metrics.jsonl,
 // train.log, checkpoint.safetensors (--resume continues it) and best.safetensors.
-#include <rmsgrad.h>
+#include <rmsgrad/rmsgrad.h>
 
 #include <cmath>
-#include <experiments/common/batching.h>
-#include <experiments/common/run.h>
-#include <experiments/common/training_loop.h>
+#include <rmsgrad/data/batching.h>
+#include <rmsgrad/experiments/common/run.h>
+#include <rmsgrad/experiments/common/training_loop.h>
 
 using namespace rg;
 

@@ -27,13 +27,13 @@
 // --test-data the final model is scored on it at the end.
 #include <algorithm>
 
-#include "autograd/ops.h"
-#include "experiments/attentive_reader/reader_batches.h"
-#include "experiments/attentive_reader/reader_config.h"
-#include "experiments/common/run.h"
-#include "experiments/common/training_loop.h"
-#include "models/attentive_reader.h"
-#include "optim/adam.h"
+#include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/experiments/attentive_reader/reader_batches.h"
+#include "rmsgrad/experiments/attentive_reader/reader_config.h"
+#include "rmsgrad/experiments/common/run.h"
+#include "rmsgrad/experiments/common/training_loop.h"
+#include "rmsgrad/models/attentive_reader.h"
+#include "rmsgrad/optim/adam.h"
 
 using namespace rg;
 using namespace rg::reader;

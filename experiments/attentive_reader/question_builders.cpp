@@ -11,12 +11,12 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "core/error.h"
-#include "core/random.h"
-#include "experiments/attentive_reader/question_text.h"
-#include "experiments/attentive_reader/reading_data.h"
-#include "experiments/common/batching.h"
-#include "experiments/common/vocab.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/core/random.h"
+#include "rmsgrad/experiments/attentive_reader/question_text.h"
+#include "rmsgrad/experiments/attentive_reader/reading_data.h"
+#include "rmsgrad/data/batching.h"
+#include "rmsgrad/experiments/common/vocab.h"
 
 namespace rg::reader {
 

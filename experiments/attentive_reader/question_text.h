@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/error.h"
-#include "experiments/common/text_file.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/experiments/common/text_file.h"
 
 namespace rg::reader::detail {
 

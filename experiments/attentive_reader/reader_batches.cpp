@@ -1,12 +1,12 @@
 // Questions as ids and the attentive reader's minibatches (see reader_batches.h).
-#include "experiments/attentive_reader/reader_batches.h"
+#include "rmsgrad/experiments/attentive_reader/reader_batches.h"
 
 #include <algorithm>
 #include <limits>
 #include <numeric>
 #include <string>
 
-#include "core/error.h"
+#include "rmsgrad/core/error.h"
 
 namespace rg::reader {
 

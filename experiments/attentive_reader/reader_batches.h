@@ -22,12 +22,12 @@
 #include <cstdint>
 #include <vector>
 
-#include "autograd/ops.h"
-#include "core/random.h"
-#include "core/tensor.h"
-#include "experiments/attentive_reader/reading_data.h"
-#include "experiments/common/batching.h"
-#include "experiments/common/vocab.h"
+#include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/core/random.h"
+#include "rmsgrad/core/tensor.h"
+#include "rmsgrad/experiments/attentive_reader/reading_data.h"
+#include "rmsgrad/data/batching.h"
+#include "rmsgrad/experiments/common/vocab.h"
 
 namespace rg::reader {
 

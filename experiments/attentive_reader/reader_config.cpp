@@ -1,6 +1,6 @@
-#include "experiments/attentive_reader/reader_config.h"
+#include "rmsgrad/experiments/attentive_reader/reader_config.h"
 
-#include "core/error.h"
+#include "rmsgrad/core/error.h"
 
 namespace rg::reader {
 

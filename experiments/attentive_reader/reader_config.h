@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "experiments/attentive_reader/reading_data.h"
-#include "experiments/common/norm_flags.h"
-#include "experiments/common/run.h"
-#include "experiments/common/training_loop.h"
+#include "rmsgrad/experiments/attentive_reader/reading_data.h"
+#include "rmsgrad/experiments/common/norm_flags.h"
+#include "rmsgrad/experiments/common/run.h"
+#include "rmsgrad/experiments/common/training_loop.h"
 
 namespace rg::reader {
 

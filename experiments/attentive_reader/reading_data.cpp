@@ -2,7 +2,7 @@
 // and CBT question files; see reading_data.h. The questions the project makes
 // itself (cloze from books, anonymisation, the synthetic task, the hold-out)
 // are in question_builders.cpp.
-#include "experiments/attentive_reader/reading_data.h"
+#include "rmsgrad/experiments/attentive_reader/reading_data.h"
 
 #include <fmt/format.h>
 
@@ -15,10 +15,10 @@
 #include <string_view>
 #include <unordered_set>
 
-#include "core/error.h"
-#include "experiments/attentive_reader/question_text.h"
-#include "experiments/common/text_file.h"
-#include "experiments/common/vocab.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/experiments/attentive_reader/question_text.h"
+#include "rmsgrad/experiments/common/text_file.h"
+#include "rmsgrad/experiments/common/vocab.h"
 
 namespace rg::reader {
 namespace {

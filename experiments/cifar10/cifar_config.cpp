@@ -1,4 +1,4 @@
-#include "experiments/cifar10/cifar_config.h"
+#include "rmsgrad/experiments/cifar10/cifar_config.h"
 
 namespace rg::cifar {
 

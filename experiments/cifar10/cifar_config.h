@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "experiments/common/norm_flags.h"
-#include "experiments/common/run.h"
-#include "experiments/common/training_loop.h"
+#include "rmsgrad/experiments/common/norm_flags.h"
+#include "rmsgrad/experiments/common/run.h"
+#include "rmsgrad/experiments/common/training_loop.h"
 
 namespace rg::cifar {
 

@@ -1,4 +1,4 @@
-#include "experiments/cifar10/cifar_data.h"
+#include "rmsgrad/experiments/cifar10/cifar_data.h"
 
 #include <stb/stb_image.h>
 
@@ -9,8 +9,8 @@
 #include <fstream>
 #include <map>
 
-#include "core/error.h"
-#include "experiments/common/archive.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/experiments/common/archive.h"
 
 namespace rg::cifar {
 

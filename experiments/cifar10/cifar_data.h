@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "core/random.h"
-#include "core/tensor.h"
+#include "rmsgrad/core/random.h"
+#include "rmsgrad/core/tensor.h"
 
 namespace rg::cifar {
 

@@ -20,17 +20,17 @@
 #include <cmath>
 #include <filesystem>
 
-#include "autograd/ops.h"
-#include "core/error.h"
-#include "experiments/cifar10/cifar_config.h"
-#include "experiments/cifar10/cifar_data.h"
-#include "experiments/cifar10/zca.h"
-#include "experiments/common/batching.h"
-#include "experiments/common/run.h"
-#include "experiments/common/training_loop.h"
-#include "models/convpool_cnn.h"
-#include "optim/adam.h"
-#include "optim/schedule.h"
+#include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/experiments/cifar10/cifar_config.h"
+#include "rmsgrad/experiments/cifar10/cifar_data.h"
+#include "rmsgrad/experiments/cifar10/zca.h"
+#include "rmsgrad/data/batching.h"
+#include "rmsgrad/experiments/common/run.h"
+#include "rmsgrad/experiments/common/training_loop.h"
+#include "rmsgrad/models/convpool_cnn.h"
+#include "rmsgrad/optim/adam.h"
+#include "rmsgrad/optim/schedule.h"
 
 using namespace rg;
 using cifar::CifarConfig;

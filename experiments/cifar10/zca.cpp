@@ -1,13 +1,13 @@
-#include "experiments/cifar10/zca.h"
+#include "rmsgrad/experiments/cifar10/zca.h"
 
 #include <cmath>
 #include <filesystem>
 #include <vector>
 
-#include "core/error.h"
-#include "core/gemm.h"
-#include "core/parallel.h"
-#include "experiments/common/checkpoint.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/core/gemm.h"
+#include "rmsgrad/core/parallel.h"
+#include "rmsgrad/core/checkpoint.h"
 
 // LAPACK (inside OpenBLAS): eigenvalues and eigenvectors of a symmetric
 // matrix by divide and conquer. Column-major; for a symmetric input the

@@ -15,7 +15,7 @@
 // cached in a file named by a hash of the training data.
 #include <string>
 
-#include "core/tensor.h"
+#include "rmsgrad/core/tensor.h"
 
 namespace rg::cifar {
 

@@ -3,14 +3,14 @@
 // archive_read_next_header / archive_read_data until ARCHIVE_EOF. Every
 // return code is checked; ARCHIVE_WARN (e.g. an unknown extended attribute)
 // is not an error, ARCHIVE_FAILED and ARCHIVE_FATAL are.
-#include "experiments/common/archive.h"
+#include "rmsgrad/experiments/common/archive.h"
 
 #include <archive.h>
 #include <archive_entry.h>
 
 #include <memory>
 
-#include "core/error.h"
+#include "rmsgrad/core/error.h"
 
 namespace rg {
 

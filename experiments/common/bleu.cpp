@@ -1,4 +1,4 @@
-#include "experiments/common/bleu.h"
+#include "rmsgrad/experiments/common/bleu.h"
 
 #include <cmath>
 #include <map>
@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "core/error.h"
+#include "rmsgrad/core/error.h"
 
 namespace rg {
 

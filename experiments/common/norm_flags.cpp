@@ -1,4 +1,4 @@
-#include "experiments/common/norm_flags.h"
+#include "rmsgrad/experiments/common/norm_flags.h"
 
 namespace rg {
 

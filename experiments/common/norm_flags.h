@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "layers/normalization.h"
+#include "rmsgrad/layers/normalization.h"
 
 namespace rg {
 

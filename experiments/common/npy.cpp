@@ -1,4 +1,4 @@
-#include "experiments/common/npy.h"
+#include "rmsgrad/experiments/common/npy.h"
 
 #include <fmt/ranges.h>
 
@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/error.h"
+#include "rmsgrad/core/error.h"
 
 namespace rg {
 

@@ -22,7 +22,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/tensor.h"
+#include "rmsgrad/core/tensor.h"
 
 namespace rg {
 

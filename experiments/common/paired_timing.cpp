@@ -1,4 +1,4 @@
-#include "experiments/common/paired_timing.h"
+#include "rmsgrad/experiments/common/paired_timing.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
+#include "rmsgrad/core/error.h"
 
 namespace rg {
 

@@ -1,5 +1,5 @@
 // The progress bar (see progress.h).
-#include "experiments/common/progress.h"
+#include "rmsgrad/experiments/common/progress.h"
 
 #include <fmt/format.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "experiments/common/results_table.h"
+#include "rmsgrad/experiments/common/results_table.h"
 
 #include <fmt/format.h>
 
@@ -8,8 +8,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
-#include "experiments/common/seed_statistics.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/experiments/common/seed_statistics.h"
 
 namespace rg {
 

@@ -36,7 +36,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/common/paired_timing.h"
+#include "rmsgrad/experiments/common/paired_timing.h"
 
 namespace rg {
 

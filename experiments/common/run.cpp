@@ -1,6 +1,6 @@
 // The run: flags, the run directory, config.json, metrics.jsonl and train.log
 // (see run.h for the files and the resume policy).
-#include "experiments/common/run.h"
+#include "rmsgrad/experiments/common/run.h"
 
 #include <fmt/format.h>
 
@@ -13,9 +13,9 @@
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
-#include "core/parallel.h"
-#include "experiments/common/progress.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/core/parallel.h"
+#include "rmsgrad/experiments/common/progress.h"
 
 namespace rg {
 

@@ -1,4 +1,4 @@
-#include "experiments/common/seed_statistics.h"
+#include "rmsgrad/experiments/common/seed_statistics.h"
 
 #include <cmath>
 #include <limits>

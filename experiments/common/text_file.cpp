@@ -1,11 +1,11 @@
-#include "experiments/common/text_file.h"
+#include "rmsgrad/experiments/common/text_file.h"
 
 #include <zlib.h>
 
 #include <filesystem>
 #include <memory>
 
-#include "core/error.h"
+#include "rmsgrad/core/error.h"
 
 namespace rg {
 

@@ -1,7 +1,7 @@
-#include "experiments/common/training_checkpoint.h"
+#include "rmsgrad/experiments/common/training_checkpoint.h"
 
-#include "core/error.h"
-#include "experiments/common/checkpoint.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/core/checkpoint.h"
 
 namespace rg {
 

@@ -11,9 +11,9 @@
 // deterministic. (With more threads, reductions may split differently.)
 #include <string>
 
-#include "experiments/common/training_progress.h"
-#include "layers/module.h"
-#include "optim/optimizer.h"
+#include "rmsgrad/experiments/common/training_progress.h"
+#include "rmsgrad/layers/module.h"
+#include "rmsgrad/optim/optimizer.h"
 
 namespace rg {
 

@@ -1,5 +1,5 @@
 // The training loop (see training_loop.h).
-#include "experiments/common/training_loop.h"
+#include "rmsgrad/experiments/common/training_loop.h"
 
 #include <fmt/format.h>
 
@@ -7,11 +7,11 @@
 #include <limits>
 #include <utility>
 
-#include "autograd/tape.h"
-#include "core/error.h"
-#include "experiments/common/progress.h"
-#include "experiments/common/training_checkpoint.h"
-#include "optim/clip.h"
+#include "rmsgrad/autograd/tape.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/experiments/common/progress.h"
+#include "rmsgrad/experiments/common/training_checkpoint.h"
+#include "rmsgrad/optim/clip.h"
 
 namespace rg {
 

@@ -39,11 +39,11 @@
 #include <optional>
 #include <string>
 
-#include "autograd/var.h"
-#include "experiments/common/run.h"
-#include "experiments/common/training_progress.h"
-#include "layers/module.h"
-#include "optim/optimizer.h"
+#include "rmsgrad/autograd/var.h"
+#include "rmsgrad/experiments/common/run.h"
+#include "rmsgrad/experiments/common/training_progress.h"
+#include "rmsgrad/layers/module.h"
+#include "rmsgrad/optim/optimizer.h"
 
 namespace rg {
 

@@ -1,10 +1,10 @@
-#include "experiments/common/training_progress.h"
+#include "rmsgrad/experiments/common/training_progress.h"
 
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
 
-#include "core/error.h"
+#include "rmsgrad/core/error.h"
 
 namespace rg {
 

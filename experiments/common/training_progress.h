@@ -13,9 +13,9 @@
 #include <map>
 #include <string>
 
-#include "core/random.h"
-#include "experiments/common/batching.h"
-#include "experiments/common/checkpoint.h"
+#include "rmsgrad/core/random.h"
+#include "rmsgrad/data/batching.h"
+#include "rmsgrad/core/checkpoint.h"
 
 namespace rg {
 

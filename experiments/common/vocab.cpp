@@ -1,12 +1,12 @@
 // Vocabulary: build from counts, look up, save and load (see vocab.h).
-#include "experiments/common/vocab.h"
+#include "rmsgrad/experiments/common/vocab.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 
-#include "core/error.h"
+#include "rmsgrad/core/error.h"
 
 namespace rg {
 

@@ -1,6 +1,6 @@
 // Captions, features, the split, the synthetic task and the batches; see
 // caption_data.h.
-#include "experiments/order_embedding/caption_data.h"
+#include "rmsgrad/experiments/order_embedding/caption_data.h"
 
 #include <fmt/format.h>
 
@@ -9,9 +9,9 @@
 #include <cmath>
 #include <limits>
 
-#include "core/error.h"
-#include "experiments/common/npy.h"
-#include "experiments/common/text_file.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/experiments/common/npy.h"
+#include "rmsgrad/experiments/common/text_file.h"
 
 namespace rg::oe {
 

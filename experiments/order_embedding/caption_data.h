@@ -37,10 +37,10 @@
 #include <string_view>
 #include <vector>
 
-#include "core/random.h"
-#include "core/tensor.h"
-#include "experiments/common/batching.h"
-#include "experiments/common/vocab.h"
+#include "rmsgrad/core/random.h"
+#include "rmsgrad/core/tensor.h"
+#include "rmsgrad/data/batching.h"
+#include "rmsgrad/experiments/common/vocab.h"
 
 namespace rg::oe {
 

@@ -24,16 +24,16 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "autograd/ops.h"
-#include "core/error.h"
-#include "experiments/common/batching.h"
-#include "experiments/common/run.h"
-#include "experiments/common/training_loop.h"
-#include "experiments/order_embedding/caption_data.h"
-#include "experiments/order_embedding/oe_config.h"
-#include "experiments/order_embedding/retrieval.h"
-#include "models/order_embedding.h"
-#include "optim/adam.h"
+#include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/data/batching.h"
+#include "rmsgrad/experiments/common/run.h"
+#include "rmsgrad/experiments/common/training_loop.h"
+#include "rmsgrad/experiments/order_embedding/caption_data.h"
+#include "rmsgrad/experiments/order_embedding/oe_config.h"
+#include "rmsgrad/experiments/order_embedding/retrieval.h"
+#include "rmsgrad/models/order_embedding.h"
+#include "rmsgrad/optim/adam.h"
 
 using namespace rg;
 using namespace rg::oe;

@@ -1,4 +1,4 @@
-#include "experiments/order_embedding/oe_config.h"
+#include "rmsgrad/experiments/order_embedding/oe_config.h"
 
 namespace rg::oe {
 

@@ -1,10 +1,10 @@
 // Retrieval ranks and recalls; the definitions are in retrieval.h.
-#include "experiments/order_embedding/retrieval.h"
+#include "rmsgrad/experiments/order_embedding/retrieval.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "core/error.h"
+#include "rmsgrad/core/error.h"
 
 namespace rg::oe {
 

@@ -1,5 +1,5 @@
 // Batched beam search; the algorithm is described in beam_search.h.
-#include "experiments/rnnsearch/beam_search.h"
+#include "rmsgrad/experiments/rnnsearch/beam_search.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,9 +7,9 @@
 #include <numeric>
 #include <queue>
 
-#include "core/error.h"
-#include "experiments/common/batching.h"
-#include "experiments/rnnsearch/subword.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/data/batching.h"
+#include "rmsgrad/experiments/rnnsearch/subword.h"
 
 namespace rg {
 

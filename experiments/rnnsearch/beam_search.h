@@ -22,8 +22,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "autograd/ops.h"
-#include "models/rnnsearch.h"
+#include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/models/rnnsearch.h"
 
 namespace rg {
 

@@ -27,14 +27,14 @@
 // (embed and hidden 256); the paper's are --embed 512 --hidden 1024.
 #include <filesystem>
 
-#include "core/error.h"
-#include "experiments/common/bleu.h"
-#include "experiments/common/run.h"
-#include "experiments/common/training_loop.h"
-#include "experiments/rnnsearch/beam_search.h"
-#include "experiments/rnnsearch/translation_config.h"
-#include "experiments/rnnsearch/translation_eval.h"
-#include "optim/adam.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/experiments/common/bleu.h"
+#include "rmsgrad/experiments/common/run.h"
+#include "rmsgrad/experiments/common/training_loop.h"
+#include "rmsgrad/experiments/rnnsearch/beam_search.h"
+#include "rmsgrad/experiments/rnnsearch/translation_config.h"
+#include "rmsgrad/experiments/rnnsearch/translation_eval.h"
+#include "rmsgrad/optim/adam.h"
 
 using namespace rg;
 namespace fs = std::filesystem;

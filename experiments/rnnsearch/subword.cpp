@@ -1,11 +1,11 @@
-#include "experiments/rnnsearch/subword.h"
+#include "rmsgrad/experiments/rnnsearch/subword.h"
 
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
 
 #include <filesystem>
 
-#include "core/error.h"
+#include "rmsgrad/core/error.h"
 
 namespace rg {
 

@@ -1,15 +1,15 @@
 // The synthetic German-like → English-like task: the lexicon as small tables,
 // a random sentence structure grown to a drawn length, and one writer per
 // language. The grammar is documented in synthetic_translation.h.
-#include "experiments/rnnsearch/synthetic_translation.h"
+#include "rmsgrad/experiments/rnnsearch/synthetic_translation.h"
 
 #include <algorithm>
 #include <cctype>
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "core/random.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/core/random.h"
 
 namespace rg {
 namespace {

@@ -68,7 +68,7 @@
 #include <cstdint>
 #include <span>
 
-#include "experiments/rnnsearch/translation_data.h"  // ParallelText
+#include "rmsgrad/experiments/rnnsearch/translation_data.h"  // ParallelText
 
 namespace rg {
 

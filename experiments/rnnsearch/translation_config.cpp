@@ -1,6 +1,6 @@
-#include "experiments/rnnsearch/translation_config.h"
+#include "rmsgrad/experiments/rnnsearch/translation_config.h"
 
-#include "experiments/rnnsearch/synthetic_translation.h"
+#include "rmsgrad/experiments/rnnsearch/synthetic_translation.h"
 
 namespace rg {
 

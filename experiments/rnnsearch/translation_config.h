@@ -7,11 +7,11 @@
 #include <cstdint>
 #include <string>
 
-#include "experiments/common/norm_flags.h"
-#include "experiments/common/run.h"
-#include "experiments/common/training_loop.h"
-#include "experiments/rnnsearch/translation_data.h"
-#include "models/rnnsearch.h"
+#include "rmsgrad/experiments/common/norm_flags.h"
+#include "rmsgrad/experiments/common/run.h"
+#include "rmsgrad/experiments/common/training_loop.h"
+#include "rmsgrad/experiments/rnnsearch/translation_data.h"
+#include "rmsgrad/models/rnnsearch.h"
 
 namespace rg {
 

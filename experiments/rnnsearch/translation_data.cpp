@@ -1,9 +1,9 @@
-#include "experiments/rnnsearch/translation_data.h"
+#include "rmsgrad/experiments/rnnsearch/translation_data.h"
 
 #include <algorithm>
 
-#include "core/error.h"
-#include "experiments/common/text_file.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/experiments/common/text_file.h"
 
 namespace rg {
 

@@ -8,15 +8,15 @@
 //   encode_pairs         ids of both sides, each ending in </s>; training pairs
 //                        longer than max_length subwords (the paper: 80) on
 //                        either side are dropped, as are pairs with an empty side
-//   translation_batches  length-bucketed batches (experiments/common/batching.h)
+//   translation_batches  length-bucketed batches (data/batching.h)
 //                        keyed on the longer side, so padding stays small
 //   make_translation_batch  the [T, B] ids and masks of both sides
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "experiments/common/batching.h"
-#include "experiments/rnnsearch/subword.h"
+#include "rmsgrad/data/batching.h"
+#include "rmsgrad/experiments/rnnsearch/subword.h"
 
 namespace rg {
 

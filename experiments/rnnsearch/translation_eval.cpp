@@ -1,4 +1,4 @@
-#include "experiments/rnnsearch/translation_eval.h"
+#include "rmsgrad/experiments/rnnsearch/translation_eval.h"
 
 #include <fmt/format.h>
 
@@ -7,11 +7,11 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
-#include "core/parallel.h"
-#include "experiments/common/training_checkpoint.h"
-#include "experiments/common/text_file.h"
-#include "experiments/rnnsearch/beam_search.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/core/parallel.h"
+#include "rmsgrad/experiments/common/training_checkpoint.h"
+#include "rmsgrad/experiments/common/text_file.h"
+#include "rmsgrad/experiments/rnnsearch/beam_search.h"
 
 namespace rg {
 

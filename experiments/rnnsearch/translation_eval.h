@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "experiments/common/run.h"
-#include "experiments/rnnsearch/subword.h"
-#include "experiments/rnnsearch/translation_config.h"
-#include "models/rnnsearch.h"
+#include "rmsgrad/experiments/common/run.h"
+#include "rmsgrad/experiments/rnnsearch/subword.h"
+#include "rmsgrad/experiments/rnnsearch/translation_config.h"
+#include "rmsgrad/models/rnnsearch.h"
 
 namespace rg {
 

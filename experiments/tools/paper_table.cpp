@@ -9,8 +9,8 @@
 #include <cstdio>
 #include <map>
 
-#include "experiments/common/results_table.h"
-#include "experiments/common/run.h"
+#include "rmsgrad/experiments/common/results_table.h"
+#include "rmsgrad/experiments/common/run.h"
 
 int main(int argc, char** argv) {
   return rg::run_main([&]() -> int {

@@ -1,10 +1,10 @@
 // Shuffling, bucketed batches, the epoch cursor and padding (see batching.h).
-#include "experiments/common/batching.h"
+#include "rmsgrad/data/batching.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
+#include "rmsgrad/core/error.h"
 
 namespace rg {
 

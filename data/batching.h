@@ -29,9 +29,9 @@
 #include <utility>
 #include <vector>
 
-#include "autograd/ops.h"
-#include "core/random.h"
-#include "core/tensor.h"
+#include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/core/random.h"
+#include "rmsgrad/core/tensor.h"
 
 namespace rg {
 

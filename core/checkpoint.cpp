@@ -1,4 +1,4 @@
-#include "experiments/common/checkpoint.h"
+#include "rmsgrad/core/checkpoint.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 #include <set>
 #include <type_traits>
 
-#include "core/error.h"
+#include "rmsgrad/core/error.h"
 
 namespace rg {
 

@@ -6,10 +6,12 @@
 //                    "<name>": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]}, ...}
 //   the raw little-endian float32 data of every tensor, offsets relative to here
 //
-// One file holds everything needed to resume a run exactly: parameters
-// ("param.<dotted name>"), buffers ("buffer.<name>"), optimizer state
-// ("optim.<name>"), and in the metadata the step, epoch, RNG state, data
-// position and the run's config. Writing is atomic: a temporary file in the
+// Above this file, layers/save_load.h saves a module (its parameters and
+// buffers under their dotted names) and optim/save_load.h a whole training
+// state: parameters ("param.<dotted name>"), buffers ("buffer.<name>"),
+// optimizer state ("optim.<name>") and, in the metadata, whatever else the
+// run needs to resume exactly (step, RNG state, data position, config).
+// Writing is atomic: a temporary file in the
 // same directory is written, fsync'ed and renamed over the old one, so a crash
 // at any moment leaves either the old or the new checkpoint, never a torn one.
 #include <map>
@@ -17,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/tensor.h"
+#include "rmsgrad/core/tensor.h"
 
 namespace rg {
 

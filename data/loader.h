@@ -1,0 +1,85 @@
+#pragma once
+// A labelled dataset held in memory, and a loader that deals it out in
+// shuffled batches, epoch after epoch.
+//
+//   rg::LabelledTensors train = rg::read_mnist(images, labels);   // [60000, 784], 60000 labels
+//   rg::DataLoader loader(train, 128, {.seed = 1});
+//   for (int64_t step = 0; step < steps; ++step) {
+//     rg::LabelledBatch batch = loader.next();                   // [128, 784] and 128 labels
+//     Var loss = cross_entropy(model.forward(constant(batch.inputs)), batch.labels);
+//     ...
+//   }
+//
+// The order is a seeded shuffle per epoch (data/batching.h's BatchCursor), so
+// the same seed gives the same batches, and state() / restore() resume the
+// order exactly mid-epoch (save the state with optim/save_load.h's training
+// state). With shuffle off the batches follow the rows in order, which is what
+// evaluation wants; for_each_batch does one such pass.
+//
+// Sequences of different lengths (sentences) are batched with the same
+// BatchCursor and padded with pad_batch (data/batching.h).
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/core/tensor.h"
+#include "rmsgrad/data/batching.h"
+
+namespace rg {
+
+struct LabelledTensors {
+  Tensor inputs;                // [N, ...]: example i is row i
+  std::vector<int32_t> labels;  // [N]: the class of example i
+
+  int64_t size() const { return static_cast<int64_t>(labels.size()); }
+  // Examples [begin, end) as a new dataset (copies them): for a validation split.
+  LabelledTensors rows(int64_t begin, int64_t end) const;
+};
+
+struct LabelledBatch {
+  Tensor inputs;   // [B, ...]
+  Indices labels;  // [B]
+  int64_t size() const { return static_cast<int64_t>(labels.values.size()); }
+};
+
+// The examples picked by `rows`, in that order.
+LabelledBatch gather(const LabelledTensors& data, std::span<const int64_t> rows);
+
+struct LoaderOptions {
+  bool shuffle = true;
+  uint64_t seed = 0;
+  bool drop_last = false;  // drop an epoch's last, smaller batch
+};
+
+class DataLoader {
+ public:
+  // The loader keeps a reference: `data` must outlive it.
+  DataLoader(const LabelledTensors& data, int64_t batch_size, LoaderOptions options = {});
+
+  // The next batch; after an epoch's last batch the next epoch begins.
+  LabelledBatch next();
+
+  int64_t epoch() const { return cursor_.epoch(); }
+  int64_t batches_per_epoch() const { return cursor_.batches_per_epoch(); }
+  CursorState state() const { return cursor_.state(); }
+  void restore(const CursorState& state) { cursor_.restore(state); }
+
+ private:
+  const LabelledTensors& data_;
+  BatchCursor cursor_;
+};
+
+// Calls visit(batch) for the examples in order, `batch_size` at a time (the
+// last batch may be smaller).
+void for_each_batch(const LabelledTensors& data, int64_t batch_size,
+                    const std::function<void(const LabelledBatch&)>& visit);
+
+// The index of the largest value of each row of scores [B, C] (the first one
+// on ties).
+std::vector<int32_t> argmax_rows(const Tensor& scores);
+// The fraction of rows of scores [B, C] whose largest value is at the label.
+double accuracy(const Tensor& scores, const Indices& labels);
+
+}  // namespace rg

@@ -1,0 +1,32 @@
+#pragma once
+// Saving a trained module and loading it in another program.
+//
+//   rg::save(model, "mnist_mlp.safetensors");
+//   ...
+//   MyModel model;                        // the same architecture
+//   rg::load(model, "mnist_mlp.safetensors");
+//
+// The file is safetensors (core/checkpoint.h): every parameter and buffer
+// under its dotted name ("0.weight", "encoder.gru.norm_x.gain"), float32, so
+// Python reads it with safetensors.torch.load_file. Loading is strict: a
+// missing or extra tensor, or a shape that differs, is an rg::Error that lists
+// every mismatch, and the module is left unchanged. Writing is atomic: a crash
+// leaves the old file or the new one, never a torn one.
+//
+// To continue training exactly (optimizer state, step, generators, data
+// position), see save_training_state in optim/save_load.h.
+#include <string>
+
+#include "rmsgrad/core/checkpoint.h"
+#include "rmsgrad/layers/module.h"
+
+namespace rg {
+
+void save(const Module& module, const std::string& path);
+void load(Module& module, const std::string& path);
+
+// The module's parameters and buffers as named tensors (they alias the
+// module's storage: copying into them changes the module).
+std::vector<std::pair<std::string, Tensor>> module_tensors(const Module& module);
+
+}  // namespace rg
