@@ -38,6 +38,17 @@ EpochPlanner in_order_batches(int64_t num_examples, int64_t batch_size, bool dro
   };
 }
 
+// The loader's arguments, checked before anything is planned.
+EpochPlanner checked_planner(const LabelledTensors& data, int64_t batch_size, const LoaderOptions& options) {
+  check_dataset(data, "DataLoader");
+  check(batch_size > 0, "DataLoader: the batch size must be positive, not {}", batch_size);
+  check(data.size() > 0, "DataLoader: the dataset is empty");
+  check(!options.drop_last || data.size() >= batch_size,
+        "DataLoader: with drop_last, {} examples make no batch of {}", data.size(), batch_size);
+  return options.shuffle ? shuffled_batches(data.size(), batch_size, options.drop_last)
+                         : in_order_batches(data.size(), batch_size, options.drop_last);
+}
+
 }  // namespace
 
 LabelledTensors LabelledTensors::rows(int64_t begin, int64_t end) const {
@@ -66,16 +77,7 @@ LabelledBatch gather(const LabelledTensors& data, std::span<const int64_t> rows)
 }
 
 DataLoader::DataLoader(const LabelledTensors& data, int64_t batch_size, LoaderOptions options)
-    : data_(data),
-      cursor_(options.shuffle ? shuffled_batches(data.size(), batch_size, options.drop_last)
-                              : in_order_batches(data.size(), batch_size, options.drop_last),
-              options.seed) {
-  check_dataset(data, "DataLoader");
-  check(batch_size > 0, "DataLoader: the batch size must be positive, not {}", batch_size);
-  check(data.size() > 0, "DataLoader: the dataset is empty");
-  check(!options.drop_last || data.size() >= batch_size,
-        "DataLoader: with drop_last, {} examples make no batch of {}", data.size(), batch_size);
-}
+    : data_(data), cursor_(checked_planner(data, batch_size, options), options.seed) {}
 
 LabelledBatch DataLoader::next() { return gather(data_, cursor_.next()); }
 

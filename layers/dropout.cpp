@@ -15,7 +15,9 @@ float checked_stddev(float stddev) {
 }
 }  // namespace
 
-Dropout::Dropout(float p, uint64_t seed) : p_(checked_p(p)), random_(seed) {}
+Dropout::Dropout(float p, uint64_t seed) : p_(checked_p(p)), random_(seed) {
+  register_generator("generator", random_.gen());
+}
 Dropout::Dropout(float p, Generator& gen) : p_(checked_p(p)), random_(gen) {}
 
 Var Dropout::forward(const Var& x) {
@@ -23,7 +25,9 @@ Var Dropout::forward(const Var& x) {
   return dropout(x, p_, is_training(), random_.gen());  // the op in autograd/mask_ops.cpp
 }
 
-GaussianNoise::GaussianNoise(float stddev, uint64_t seed) : stddev_(checked_stddev(stddev)), random_(seed) {}
+GaussianNoise::GaussianNoise(float stddev, uint64_t seed) : stddev_(checked_stddev(stddev)), random_(seed) {
+  register_generator("generator", random_.gen());
+}
 GaussianNoise::GaussianNoise(float stddev, Generator& gen) : stddev_(checked_stddev(stddev)), random_(gen) {}
 
 Var GaussianNoise::forward(const Var& x) {

@@ -12,7 +12,8 @@
 //
 // Each module draws from a Generator: its own (seeded at construction) or a
 // caller's (shared, which must outlive the module). The same seed gives the
-// same masks and noise in the same order.
+// same masks and noise in the same order. An owned generator is registered
+// with the module ("generator"), so a training state saves its position.
 #include <cstdint>
 
 #include "rmsgrad/autograd/ops.h"
@@ -29,6 +30,7 @@ class RandomSource {
   RandomSource(const RandomSource&) = delete;
   RandomSource& operator=(const RandomSource&) = delete;
   Generator& gen() { return *gen_; }
+  bool owned() const { return gen_ == &owned_; }
 
  private:
   Generator owned_;

@@ -26,6 +26,12 @@ Tensor Module::register_buffer(const std::string& name, Tensor value) {
   return value;  // shares storage with the registered buffer
 }
 
+void Module::register_generator(const std::string& name, Generator& generator) {
+  check_name(name);
+  for (const auto& [n, _] : generators_) check(n != name, "Module: generator '{}' registered twice", name);
+  generators_.emplace_back(name, &generator);
+}
+
 void Module::add_submodule(const std::string& name, std::shared_ptr<Module> module) {
   check_name(name);
   check(module != nullptr, "Module: submodule '{}' is null", name);
@@ -41,6 +47,18 @@ void Module::collect_parameters(const std::string& prefix, std::vector<std::pair
 void Module::collect_buffers(const std::string& prefix, std::vector<std::pair<std::string, Tensor>>& out) const {
   for (const auto& [name, t] : buffers_) out.emplace_back(prefix + name, t);
   for (const auto& [name, m] : submodules_) m->collect_buffers(prefix + name + ".", out);
+}
+
+void Module::collect_generators(const std::string& prefix,
+                                std::vector<std::pair<std::string, Generator*>>& out) const {
+  for (const auto& [name, g] : generators_) out.emplace_back(prefix + name, g);
+  for (const auto& [name, m] : submodules_) m->collect_generators(prefix + name + ".", out);
+}
+
+std::vector<std::pair<std::string, Generator*>> Module::named_generators() const {
+  std::vector<std::pair<std::string, Generator*>> out;
+  collect_generators("", out);
+  return out;
 }
 
 std::vector<std::pair<std::string, Var>> Module::named_parameters() const {

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "rmsgrad/autograd/var.h"
+#include "rmsgrad/core/random.h"
 
 namespace rg {
 
@@ -42,6 +43,10 @@ class Module {
   std::vector<std::pair<std::string, Var>> named_parameters() const;
   std::vector<std::pair<std::string, Tensor>> named_buffers() const;
   std::vector<Var> parameters() const;
+  // The random generators the modules own (a Dropout's), by name: a training
+  // state saves their positions, so a resumed run draws what an uninterrupted
+  // one would (optim/save_load.h).
+  std::vector<std::pair<std::string, Generator*>> named_generators() const;
   int64_t parameter_count() const;  // number of scalars
 
   void train(bool on = true);
@@ -52,6 +57,7 @@ class Module {
  protected:
   Var register_parameter(const std::string& name, Tensor value);
   Tensor register_buffer(const std::string& name, Tensor value);
+  void register_generator(const std::string& name, Generator& generator);
   template <class M>
   std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
     add_submodule(name, module);
@@ -62,9 +68,11 @@ class Module {
   void add_submodule(const std::string& name, std::shared_ptr<Module> module);
   void collect_parameters(const std::string& prefix, std::vector<std::pair<std::string, Var>>& out) const;
   void collect_buffers(const std::string& prefix, std::vector<std::pair<std::string, Tensor>>& out) const;
+  void collect_generators(const std::string& prefix, std::vector<std::pair<std::string, Generator*>>& out) const;
 
   std::vector<std::pair<std::string, Var>> parameters_;
   std::vector<std::pair<std::string, Tensor>> buffers_;
+  std::vector<std::pair<std::string, Generator*>> generators_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> submodules_;
   bool training_ = true;
 };

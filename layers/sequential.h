@@ -22,6 +22,7 @@
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "rmsgrad/core/error.h"
@@ -55,8 +56,10 @@ class Sequential : public Layer {
 template <class M = Module>
 class ModuleList : public Module {
  public:
-  // Appends a module, named by its position; returns it.
-  std::shared_ptr<M> push_back(std::shared_ptr<M> module) {
+  // Appends a module, named by its position; returns it, typed as given.
+  template <class T>
+  std::shared_ptr<T> push_back(std::shared_ptr<T> module) {
+    static_assert(std::is_base_of_v<M, T>, "ModuleList<M>: the module must derive from M");
     register_module(std::to_string(items_.size()), module);
     items_.push_back(module);
     return module;

@@ -12,6 +12,7 @@ namespace {
 constexpr const char* kFormatKey = "format";
 constexpr const char* kOptimizerFormat = "rmsgrad optimizer";
 constexpr const char* kTrainingFormat = "rmsgrad training state";
+const std::string kGeneratorPrefix = "generator.";  // + the module's name for it
 
 void check_format(const Checkpoint& file, const char* expected) {
   auto it = file.metadata.find(kFormatKey);
@@ -42,6 +43,11 @@ void save_training_state(const std::string& path, const Module& model, Optimizer
   file.metadata = metadata;
   check(!metadata.count(kFormatKey), "save_training_state: the metadata key '{}' is reserved", kFormatKey);
   file.metadata[kFormatKey] = kTrainingFormat;
+  for (const auto& [name, gen] : model.named_generators()) {
+    const std::string key = kGeneratorPrefix + name;
+    check(!metadata.count(key), "save_training_state: the metadata key '{}' is reserved", key);
+    file.metadata[key] = generator_state(*gen);
+  }
   save_checkpoint(path, file);
 }
 
@@ -53,8 +59,14 @@ Metadata load_training_state(const std::string& path, Module& model, Optimizer& 
   restore_tensors(file, "param.", parameters);
   restore_tensors(file, "buffer.", model.named_buffers());
   restore_tensors(file, "optim.", optimizer.named_state());
-  Metadata metadata = file.metadata;
-  metadata.erase(kFormatKey);
+  for (const auto& [name, gen] : model.named_generators()) {
+    auto it = file.metadata.find(kGeneratorPrefix + name);
+    check(it != file.metadata.end(), "{}: no state for the model's generator '{}'", file.source, name);
+    restore_generator(*gen, it->second);
+  }
+  Metadata metadata;
+  for (const auto& [key, value] : file.metadata)
+    if (key != kFormatKey && key.rfind(kGeneratorPrefix, 0) != 0) metadata[key] = value;
   return metadata;
 }
 

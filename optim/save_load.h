@@ -23,7 +23,9 @@
 // With one thread the resumed run then computes bit for bit what a run that
 // never stopped computes: every input of every later step is restored exactly.
 // In the file the model's tensors are "param.<name>" and "buffer.<name>", the
-// optimizer's "optim.<name>", and the counters are its metadata.
+// optimizer's "optim.<name>", and the counters are its metadata, beside the
+// positions of the generators the model's modules own ("generator.<name>",
+// Module::named_generators: dropout masks continue where they were).
 #include <map>
 #include <string>
 
