@@ -19,8 +19,8 @@ Shape with_rows(Shape shape, int64_t rows) {
 
 void check_dataset(const LabelledTensors& data, const char* who) {
   check(data.inputs.defined() && data.inputs.rank() >= 1, "{}: the dataset has no inputs tensor [N, ...]", who);
-  check(data.inputs.shape()[0] == data.size(), "{}: the dataset has {} input rows but {} labels", who,
-        data.inputs.shape()[0], data.size());
+  check(static_cast<int64_t>(data.labels.size()) == data.size(), "{}: the dataset has {} input rows but {} labels",
+        who, data.size(), data.labels.size());
 }
 
 // Batches of consecutive rows: the planner of an unshuffled loader.

@@ -33,7 +33,9 @@ struct LabelledTensors {
   Tensor inputs;                // [N, ...]: example i is row i
   std::vector<int32_t> labels;  // [N]: the class of example i
 
-  int64_t size() const { return static_cast<int64_t>(labels.size()); }
+  // The number of examples: rows of `inputs` (check_dataset in every user
+  // makes sure there are as many labels).
+  int64_t size() const { return inputs.defined() && inputs.rank() >= 1 ? inputs.shape()[0] : 0; }
   // Examples [begin, end) as a new dataset (copies them): for a validation split.
   LabelledTensors rows(int64_t begin, int64_t end) const;
 };

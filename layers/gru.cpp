@@ -95,7 +95,7 @@ GRU::GRU(int64_t input_size, int64_t hidden_size, const NormOptions& norm, Gener
 }
 
 template <class Keep>
-Var GRU::run(const Var& x, const Tensor& mask, const Var& h0, Keep&& keep) {
+Var GRU::run_steps(const Var& x, const Tensor& mask, const Var& h0, Keep&& keep) {
   check(x.defined() && x.rank() == 3, "GRU: input must be [T, B, E], got {}",
         x.defined() ? x.shape().str() : "undefined");
   const int64_t steps = x.dim(0), batch = x.dim(1);
@@ -112,14 +112,14 @@ Var GRU::run(const Var& x, const Tensor& mask, const Var& h0, Keep&& keep) {
   return h;
 }
 
-Var GRU::forward(const Var& x, const Tensor& mask, const Var& h0) {
+GRU::Output GRU::run(const Var& x, const Tensor& mask, const Var& h0) {
   std::vector<Var> states(x.defined() && x.rank() == 3 ? x.dim(0) : 0);
-  run(x, mask, h0, [&](int64_t t, const Var& h) { states[t] = h; });
-  return stack(states, 0);
+  Var last = run_steps(x, mask, h0, [&](int64_t t, const Var& h) { states[t] = h; });
+  return {stack(states, 0), last};
 }
 
 Var GRU::last_state(const Var& x, const Tensor& mask, const Var& h0) {
-  return run(x, mask, h0, [](int64_t, const Var&) {});
+  return run_steps(x, mask, h0, [](int64_t, const Var&) {});
 }
 
 BiGRU::BiGRU(int64_t input_size, int64_t hidden_size, const NormOptions& norm, Generator& gen, const GRUInit& init) {

@@ -31,8 +31,7 @@ struct GRUInit {
 class GRUCell : public Module {
  public:
   GRUCell(int64_t input_size, int64_t hidden_size, const NormOptions& norm = {},
-      Generator& gen = default_generator(),
-          const GRUInit& init = {});
+          Generator& gen = default_generator(), const GRUInit& init = {});
 
   struct InputTerms {
     Var gates;      // [..., 2H]
@@ -68,19 +67,25 @@ class GRUCell : public Module {
 // time order; `reverse` runs from the last step to the first.
 class GRU : public Module {
  public:
-  GRU(int64_t input_size, int64_t hidden_size, const NormOptions& norm = {},
-      Generator& gen = default_generator(), bool reverse = false,
-      const GRUInit& init = {});
-  Var forward(const Var& x, const Tensor& mask = {}, const Var& h0 = {});
-  // Only the state after the whole sequence [B, H] (for a sentence encoder):
-  // no [T, B, H] stack is built.
+  GRU(int64_t input_size, int64_t hidden_size, const NormOptions& norm = {}, Generator& gen = default_generator(),
+      bool reverse = false, const GRUInit& init = {});
+
+  // The same interface as LSTM's: every state and the last one from one pass.
+  struct Output {
+    Var states;  // [T, B, H], in time order
+    Var last;    // [B, H]: the state after the final step taken (t = T−1, or t = 0 in reverse)
+  };
+  // h0 [B, H] is the initial state, zeros when undefined.
+  Output run(const Var& x, const Tensor& mask = {}, const Var& h0 = {});
+  Var forward(const Var& x, const Tensor& mask = {}, const Var& h0 = {}) { return run(x, mask, h0).states; }
+  // Only the last state [B, H] (for a sentence encoder): no [T, B, H] stack is built.
   Var last_state(const Var& x, const Tensor& mask = {}, const Var& h0 = {});
   std::shared_ptr<GRUCell> cell;
 
  private:
-  // Runs the steps; calls keep(t, h) with each step's state.
+  // Runs the steps; calls keep(t, h) with each step's state; returns the last.
   template <class Keep>
-  Var run(const Var& x, const Tensor& mask, const Var& h0, Keep&& keep);
+  Var run_steps(const Var& x, const Tensor& mask, const Var& h0, Keep&& keep);
   bool reverse_;
 };
 
@@ -88,7 +93,7 @@ class GRU : public Module {
 class BiGRU : public Module {
  public:
   BiGRU(int64_t input_size, int64_t hidden_size, const NormOptions& norm = {},
-      Generator& gen = default_generator(), const GRUInit& init = {});
+        Generator& gen = default_generator(), const GRUInit& init = {});
   Var forward(const Var& x, const Tensor& mask = {});
   std::shared_ptr<GRU> forward_gru, backward_gru;
 };

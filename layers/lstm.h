@@ -44,8 +44,7 @@ struct LSTMState {
 class LSTMCell : public Module {
  public:
   LSTMCell(int64_t input_size, int64_t hidden_size, const NormOptions& norm = {},
-      Generator& gen = default_generator(),
-           const LSTMInit& init = {});
+           Generator& gen = default_generator(), const LSTMInit& init = {});
 
   // x [..., E] → norm_x(x W_xᵀ + b) [..., 4H], for any number of positions.
   Var project_input(const Var& x);
@@ -72,9 +71,8 @@ class LSTMCell : public Module {
 // the first; states are returned in time order either way.
 class LSTM : public Module {
  public:
-  LSTM(int64_t input_size, int64_t hidden_size, const NormOptions& norm = {},
-      Generator& gen = default_generator(), bool reverse = false,
-       const LSTMInit& init = {});
+  LSTM(int64_t input_size, int64_t hidden_size, const NormOptions& norm = {}, Generator& gen = default_generator(),
+       bool reverse = false, const LSTMInit& init = {});
 
   struct Output {
     Var states;      // h at every step [T, B, H]
@@ -96,8 +94,7 @@ class LSTM : public Module {
 class BiLSTM : public Module {
  public:
   BiLSTM(int64_t input_size, int64_t hidden_size, const NormOptions& norm = {},
-      Generator& gen = default_generator(),
-         const LSTMInit& init = {});
+         Generator& gen = default_generator(), const LSTMInit& init = {});
   Var forward(const Var& x, const Tensor& mask = {});
   std::shared_ptr<LSTM> forward_lstm, backward_lstm;
 };

@@ -11,10 +11,16 @@ if [ ! -d ../shared/data ]; then
   grep -l RG_SHARED_DATA_DIR tests/test_*.cpp | sed 's/^/      /'
 fi
 
-echo "== consumer: find_package(rmsgrad) against the installed tree"
-rm -rf build/install build/consumer
+echo "== consumer: find_package(rmsgrad) against the installed tree, moved to another prefix"
+rm -rf build/install build/install-moved build/consumer
 cmake --install build --prefix build/install >/dev/null
-cmake -S examples/consumer -B build/consumer -DCMAKE_PREFIX_PATH="$PWD/build/install" >/dev/null
+# The package must be relocatable: it is used from a copy in another prefix,
+# with the original gone, and names no path of this build.
+cp -r build/install build/install-moved && rm -rf build/install
+if grep -rn "$PWD" build/install-moved/lib/cmake/rmsgrad; then
+  echo "the installed CMake package names paths of the build tree"; exit 1
+fi
+cmake -S examples/consumer -B build/consumer -DCMAKE_PREFIX_PATH="$PWD/build/install-moved" >/dev/null
 cmake --build build/consumer -j"$(nproc)" >/dev/null
 build/consumer/consumer
 # A model of one's own with the drivers' training loop: it must learn the
@@ -23,3 +29,61 @@ build/consumer/own_model --out build/consumer/spirals --steps 600 --threads 2 > 
 tail -1 build/consumer/own_model.log
 best_error=$(grep -o '"error_pct":[0-9.e+-]*' build/consumer/spirals/metrics.jsonl | cut -d: -f2 | sort -g | head -1)
 awk -v e="$best_error" 'BEGIN { if (e + 0 >= 10) { print "own_model: best validation error " e "% is not below 10%"; exit 1 } }'
+
+# The MNIST MLP: trains and saves; a second program loads the file and must
+# find the same test accuracy, at least 97.5% on real MNIST (or 90% on the
+# synthetic stand-in used when ../shared/data is absent).
+mnist=../shared/data/mnist
+build/consumer/mnist_mlp "$mnist" build/consumer/mnist_mlp.safetensors > build/consumer/mnist_mlp.log
+build/consumer/mnist_eval "$mnist" build/consumer/mnist_mlp.safetensors > build/consumer/mnist_eval.log
+tail -1 build/consumer/mnist_mlp.log
+tail -1 build/consumer/mnist_eval.log
+trained=$(grep -o 'final test accuracy [0-9.]*' build/consumer/mnist_mlp.log | awk '{print $4}')
+loaded=$(grep -o 'test accuracy [0-9.]*' build/consumer/mnist_eval.log | awk '{print $3}')
+[ -n "$trained" ] && [ "$trained" = "$loaded" ] || { echo "mnist_eval found ${loaded:-nothing}%, mnist_mlp ${trained:-nothing}%"; exit 1; }
+floor=90; [ -f "$mnist/t10k-images-idx3-ubyte.gz" ] && floor=97.5
+awk -v a="$trained" -v f="$floor" 'BEGIN { if (a + 0 < f) { print "mnist_mlp: test accuracy " a "% is below " f "%"; exit 1 } }'
+
+# The character GRU on this README: 100 steps straight, and 60 steps then a
+# resumed run to 100, must end on the same loss, bit for bit (one thread).
+rm -f build/consumer/char_gru_*.safetensors
+OMP_NUM_THREADS=1 build/consumer/char_gru README.md build/consumer/char_gru_straight.safetensors 100 > build/consumer/char_gru_straight.log
+OMP_NUM_THREADS=1 build/consumer/char_gru README.md build/consumer/char_gru_resumed.safetensors 60 0 > /dev/null
+OMP_NUM_THREADS=1 build/consumer/char_gru README.md build/consumer/char_gru_resumed.safetensors 100 > build/consumer/char_gru_resumed.log
+grep -aE "^(resumed|sample)" build/consumer/char_gru_resumed.log
+straight=$(grep '^step 100 ' build/consumer/char_gru_straight.log)
+resumed=$(grep '^step 100 ' build/consumer/char_gru_resumed.log)
+[ -n "$straight" ] && [ "$straight" = "$resumed" ] || { echo "char_gru: resumed '$resumed' differs from straight '$straight'"; exit 1; }
+echo "char_gru: the resumed run ends on the straight run's loss ($straight)"
+
+# Every code block of the README that says it is a complete program (its
+# first line reads "// Complete program (compiled and run by
+# scripts/test.sh): NAME.cpp") is built against the installed package and run;
+# each must exit 0.
+readme=build/readme-programs
+rm -rf "$readme" && mkdir -p "$readme"
+awk -v dir="$readme" '
+  /^```cpp$/ { inblock = 1; first = 1; file = ""; next }
+  /^```$/    { if (file != "") close(file); inblock = 0; file = ""; next }
+  inblock && first {
+    first = 0
+    if ($0 ~ /^\/\/ Complete program \(compiled and run by scripts\/test\.sh\): [a-z_]+\.cpp$/) {
+      n = split($0, words, " "); file = dir "/" words[n]
+    }
+  }
+  inblock && file != "" { print > file }
+' README.md
+programs=$(cd "$readme" && ls *.cpp 2>/dev/null | sed 's/\.cpp$//')
+[ -n "$programs" ] || { echo "found no complete program in README.md"; exit 1; }
+{
+  echo 'cmake_minimum_required(VERSION 3.25)'
+  echo 'project(readme_programs LANGUAGES CXX)'
+  echo 'find_package(rmsgrad REQUIRED)'
+  for p in $programs; do echo "add_executable($p $p.cpp)"; echo "target_link_libraries($p PRIVATE rmsgrad::rmsgrad)"; done
+} > "$readme/CMakeLists.txt"
+cmake -S "$readme" -B "$readme/build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$PWD/build/install-moved" >/dev/null
+cmake --build "$readme/build" -j"$(nproc)" >/dev/null
+for p in $programs; do
+  (cd "$readme/build" && "./$p") || { echo "README program $p failed"; exit 1; }
+  echo "README program $p: built and ran"
+done

@@ -95,7 +95,13 @@ TEST_CASE("layers construct with a default generator and no norm options") {
   Linear b(3, 2);
   CHECK(a.weight.value().to_vector() == b.weight.value().to_vector());
   GRU gru(3, 4);  // no norm, default generator
-  CHECK(gru.forward(constant(Tensor::ones(Shape{2, 1, 3}))).shape() == Shape{2, 1, 4});
+  Var x = constant(normal(Shape{5, 2, 3}, 0.0f, 1.0f, default_generator()));
+  GRU::Output out = gru.run(x);  // every state and the last from one pass, as LSTM::run
+  CHECK(out.states.shape() == Shape{5, 2, 4});
+  CHECK(out.last.value().to_vector() == slice(out.states, 0, 4, 5).value().to_vector());
+  CHECK(gru.last_state(x).value().to_vector() == out.last.value().to_vector());
+  LSTM lstm(3, 4);
+  CHECK(lstm.run(x).last.h.value().to_vector() == slice(lstm.run(x).states, 0, 4, 5).value().to_vector());
 }
 
 TEST_CASE("save and load a module: same outputs in another instance; strict about names and shapes") {
