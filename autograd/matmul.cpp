@@ -33,7 +33,7 @@ struct Dims {
   int64_t batch, m, n, k;
 };
 
-// C[b] (+)= op_a(A[b]) · op_b(B[b]) for every batch item, accumulating.
+// C[b] = op_a(A[b]) · op_b(B[b]) for every batch item (β = 0: C is overwritten).
 void forward_product(const Dims& d, bool ta, bool tb, const float* a, const float* b, float* c) {
   gemm_batched(d.batch, ta, tb, d.m, d.n, d.k, 1.0f, a, b, 0.0f, c);
 }

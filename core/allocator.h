@@ -2,7 +2,7 @@
 // Tensor storage allocation with a cache of freed blocks.
 //
 // A training step allocates the same buffers (activations, gradients) every
-// step and frees them all when the tape is cleared. Returned to the system
+// step and frees them all when the step's graph is released. Returned to the system
 // and requested again, each megabyte costs ~256 page faults and a zero-fill
 // by the kernel — measured here at over half the time of a LayerNorm
 // forward+backward, and a quarter of an attentive-reader step when the cache

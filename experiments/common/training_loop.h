@@ -23,8 +23,9 @@
 //
 //   loss = batch_loss(step + 1)        the driver's forward, on its next batch
 //   zero_grad; loss.backward(); clip
+//   clear the tape (a boundary: a value carried into the next step without
+//   detach() is then an error, not a silent cut in the gradient)
 //   check the loss and the gradients are finite; optimizer.step()
-//   clear the tape
 //
 // The files it writes in the run directory (run.h has the logs):
 //   checkpoint.safetensors  after every validation: model, optimizer, progress
