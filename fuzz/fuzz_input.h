@@ -24,12 +24,10 @@ namespace rg::fuzz {
 const std::filesystem::path& scratch_dir();
 
 // Writes the bytes to scratch_dir()/relative (creating parent folders) and
-// returns the full path.
+// returns the full path. Files one input leaves must not change the next
+// one's result: a harness rewrites the same files for every input and removes
+// any file the reader itself writes.
 std::string write_input(const std::filesystem::path& relative, const uint8_t* data, size_t size);
-
-// Empties the scratch directory between inputs (files one input made must not
-// leak into the next one's result).
-void clear_scratch();
 
 // Runs the reader; rg::Error is an accepted refusal, everything else escapes.
 template <class Read>

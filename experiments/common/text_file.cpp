@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <cstring>
 #include <filesystem>
 #include <memory>
 
@@ -49,13 +50,15 @@ std::vector<std::string> read_lines(const std::string& path) {
       throw Error(fmt::format("{}: corrupt gzip data: {}", path, gzerror(file.get(), &code)));
     }
     if (got == 0) break;
-    for (int i = 0; i < got; ++i) {
-      if (buffer[i] != '\n') {
-        current.push_back(buffer[i]);
-        continue;
-      }
+    // Whole runs up to each newline at once: a push_back per byte was
+    // most of the time of reading a text file (seen profiling the cbt fuzzer).
+    for (const char *at = buffer, *end = buffer + got; at < end;) {
+      const char* newline = static_cast<const char*>(std::memchr(at, '\n', static_cast<size_t>(end - at)));
+      current.append(at, newline != nullptr ? newline : end);
+      if (newline == nullptr) break;
       lines.push_back(std::move(current));
       current.clear();
+      at = newline + 1;
     }
   }
   if (!current.empty()) lines.push_back(std::move(current));
