@@ -52,6 +52,7 @@
 #include "rmsgrad/layers/normalization.h"
 #include "rmsgrad/layers/save_load.h"
 #include "rmsgrad/layers/sequential.h"
+#include "rmsgrad/layers/stacked_gru.h"
 #include "rmsgrad/layers/time_step.h"
 #include "rmsgrad/optim/adam.h"
 #include "rmsgrad/optim/clip.h"

@@ -104,6 +104,32 @@ TEST_CASE("layers construct with a default generator and no norm options") {
   CHECK(lstm.run(x).last.h.value().to_vector() == slice(lstm.run(x).states, 0, 4, 5).value().to_vector());
 }
 
+TEST_CASE("StackedGRU: layers read the states below; bidirectional layers concatenate both directions") {
+  Generator gen(6);
+  StackedGRU stack(3, 4, {.layers = 2, .bidirectional = true}, gen);
+  Var x = constant(normal(Shape{5, 2, 3}, 0.0f, 1.0f, gen));
+  StackedGRU::Output out = stack.run(x);
+  CHECK(out.states.shape() == Shape{5, 2, 8});
+  CHECK(out.last.size() == 4);
+  CHECK(names(stack).front() == "forward.0.cell.weight_x_gates");
+
+  // By hand: the second layer reads the first one's states.
+  StackedGRU two(3, 4, {.layers = 2}, gen);
+  GRU first(3, 4), second(4, 4);
+  auto copy_weights = [&](GRU& gru, const std::string& prefix) {
+    for (auto& [name, v] : gru.named_parameters())
+      for (const auto& [stacked_name, w] : two.named_parameters())
+        if (stacked_name == prefix + name) v.value().copy_from(w.value());
+  };
+  copy_weights(first, "forward.0.");
+  copy_weights(second, "forward.1.");
+  CHECK(two.run(x).states.value().to_vector() == second.forward(first.forward(x)).value().to_vector());
+  CHECK_THROWS_WITH_AS(stack.run(x, {}, {x}), "StackedGRU: 1 initial states given, the stack has 4 (layers × directions)",
+                       Error);
+  StackedGRU plain(3, 4, {.layers = 3});
+  CHECK(plain.run(x).states.shape() == Shape{5, 2, 4});
+}
+
 TEST_CASE("save and load a module: same outputs in another instance; strict about names and shapes") {
   ScratchDir dir;
   Generator gen(3);
