@@ -73,7 +73,11 @@ def main():
     print("| p | valid BLEU | test BLEU | ms per step | step time ÷ LayerNorm (95% CI) |")
     print("|---|---|---|---|---|")
     for _, p, valid, test, t in rows:
-        time_cells = "– | –" if t is None else f"{t[3]:.1f} | {t[0]:.3f} ({t[1]:.3f}–{t[2]:.3f})"
+        if t is None:
+            time_cells = "– | –"
+        else:  # the interval is null when too few pairs were timed
+            interval = "" if t[1] is None or t[2] is None else f" ({t[1]:.3f}–{t[2]:.3f})"
+            time_cells = f"{t[3]:.1f} | {t[0]:.3f}{interval}"
         print(f"| {p} | {cell(valid)} | {cell(test)} | {time_cells} |")
 
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -90,8 +94,9 @@ def main():
     timed = [r for r in rows if r[4] is not None]
     if timed:
         ax2 = ax.twinx()
-        ax2.errorbar([r[0] for r in timed], [r[4][0] for r in timed],
-                     yerr=[[r[4][0] - r[4][1] for r in timed], [r[4][2] - r[4][0] for r in timed]],
+        low = [r[4][0] - (r[4][1] if r[4][1] is not None else r[4][0]) for r in timed]
+        high = [(r[4][2] if r[4][2] is not None else r[4][0]) - r[4][0] for r in timed]
+        ax2.errorbar([r[0] for r in timed], [r[4][0] for r in timed], yerr=[low, high],
                      color="gray", fmt="^:", capsize=3, label="step time ÷ LayerNorm")
         ax2.set_ylabel("step time ÷ LayerNorm's (paired)")
         ax2.legend(loc="lower right")
