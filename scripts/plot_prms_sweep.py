@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -89,6 +90,7 @@ def main():
     ax.set_xscale("log")
     ax.set_xticks(ps)
     ax.set_xticklabels([r[1] for r in rows])
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())  # only the p values label the axis
     ax.set_xlabel("p (fraction of units in the RMS)")
     ax.set_ylabel("BLEU")
     timed = [r for r in rows if r[4] is not None]
