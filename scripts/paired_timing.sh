@@ -10,7 +10,8 @@
 #   scripts/paired_timing.sh MODEL OUT [driver flags ...]     MODEL: rnnsearch reader order_embedding convpool
 #
 # PAIRS (default 20) timed rounds; PAIRED=0 skips the timing (the table then
-# says its times come from separate runs).
+# says its times come from separate runs). NORMS_TIMED and IMPLS (default
+# "fused,composed") narrow what is timed; RNNSearch's --p reaches pRMSNorm.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 model=${1:?usage: scripts/paired_timing.sh MODEL OUT [driver flags ...]}
@@ -19,7 +20,7 @@ shift 2
 [ "${PAIRED:-1}" = 0 ] && exit 0
 declare -A keys
 case "$model" in
-  rnnsearch) keys=([--batch]=batch [--embed]=embed [--hidden]=hidden) ;;
+  rnnsearch) keys=([--batch]=batch [--embed]=embed [--hidden]=hidden [--p]=p) ;;
   reader) keys=([--batch]=batch [--embed]=embed [--hidden]=hidden) ;;
   order_embedding) keys=([--batch]=batch [--embed-dim]=hidden) ;;
   convpool) keys=([--batch]=batch [--width]=width) ;;
@@ -34,8 +35,8 @@ while [ $# -gt 0 ]; do
   if [ -n "${keys[$flag]:-}" ]; then sets+=(--set "${keys[$flag]}=$value"); fi
 done
 scripts/build.sh bench_norm_impl >/dev/null
-echo "== paired timing of the $model step (fused and composed, $threads threads): $out/paired.jsonl"
+echo "== paired timing of the $model step (${IMPLS:-fused,composed}, $threads threads): $out/paired.jsonl"
 mkdir -p "$out"
-build/bin/bench_norm_impl --model "$model" --impl fused,composed --threads "$threads" --pairs "${PAIRS:-20}" \
+build/bin/bench_norm_impl --model "$model" --impl "${IMPLS:-fused,composed}" --threads "$threads" --pairs "${PAIRS:-20}" \
   --norms "${NORMS_TIMED:-none layernorm rmsnorm prmsnorm}" "${sets[@]}" > "$out/paired.jsonl.tmp"
 mv "$out/paired.jsonl.tmp" "$out/paired.jsonl"

@@ -18,27 +18,14 @@
 # PAIRED=0 skips the timing. The figure needs Debian's python3-matplotlib.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/sweep.sh
 if [ $# -lt 1 ] || [[ "$1" == -* ]]; then
   echo "usage: scripts/prms_sweep.sh OUT [--multi30k] [rnnsearch flags ...]" >&2
   exit 2
 fi
 out=$1
 shift
-args=()
-for a in "$@"; do
-  if [ "$a" = --multi30k ]; then
-    raw=../shared/data/multi30k/task1/raw
-    if [ ! -f "$raw/train.de.gz" ]; then
-      echo "error: --multi30k needs $raw/train.de.gz (../shared/data is not on this machine)" >&2
-      exit 1
-    fi
-    args+=(--train-src "$raw/train.de.gz" --train-tgt "$raw/train.en.gz"
-           --valid-src "$raw/val.de.gz" --valid-tgt "$raw/val.en.gz"
-           --test-src "$raw/test_2016_flickr.de.gz" --test-tgt "$raw/test_2016_flickr.en.gz")
-  else
-    args+=("$a")
-  fi
-done
+multi30k_args "$@"
 p_values=${P_VALUES:-"0.0625 0.1 0.25 0.5 0.75 1.0"}
 scripts/build.sh rnnsearch bench_norm_impl
 
@@ -50,29 +37,11 @@ for p in $p_values; do
   build/bin/rnnsearch --norm prmsnorm --p "$p" --out "$dir" "${resume[@]}" "${args[@]}"
 done
 
-# Paired timing at the driver's sizes and threads (the flags bench_norm_impl's
-# RNNSearch step reads; the rest is its recipe and fixed random batch).
-if [ "${PAIRED:-1}" != 0 ]; then
-  sets=()
-  threads=$(nproc)
-  set -- "${args[@]}"
-  while [ $# -gt 0 ]; do
-    flag=${1%%=*}
-    if [[ "$1" == *=* ]]; then value=${1#*=}; shift; else value=${2:-}; shift; [ $# -gt 0 ] && shift; fi
-    case "$flag" in
-      --threads) threads=$value ;;
-      --batch) sets+=(--set "batch=$value") ;;
-      --embed) sets+=(--set "embed=$value") ;;
-      --hidden) sets+=(--set "hidden=$value") ;;
-    esac
-  done
-  for p in $p_values; do
-    echo "== paired timing: pRMSNorm at p = $p against LayerNorm ($threads threads)"
-    build/bin/bench_norm_impl --model rnnsearch --impl fused --threads "$threads" --pairs "${PAIRS:-20}" \
-      --norms prmsnorm --set "p=$p" "${sets[@]}" > "$out/p$p/paired.jsonl.tmp"
-    mv "$out/p$p/paired.jsonl.tmp" "$out/p$p/paired.jsonl"
-  done
-fi
+# Each p's step against LayerNorm's, paired in one process, at the driver's
+# sizes and threads (scripts/paired_timing.sh).
+for p in $p_values; do
+  IMPLS=fused NORMS_TIMED=prmsnorm scripts/paired_timing.sh rnnsearch "$out/p$p" "${args[@]}" --p "$p"
+done
 
 scripts/deps.sh python3-matplotlib
 /usr/bin/python3 scripts/plot_prms_sweep.py "$out" $p_values -o "$out/figure3.png" | tee "$out/figure3.md"

@@ -31,21 +31,7 @@ if [ $# -lt 1 ] || [[ "$1" == -* ]]; then
 fi
 out=$1
 shift
-args=()
-for a in "$@"; do
-  if [ "$a" = --multi30k ]; then
-    raw=../shared/data/multi30k/task1/raw
-    if [ ! -f "$raw/train.de.gz" ]; then
-      echo "error: --multi30k needs $raw/train.de.gz (../shared/data is not on this machine)" >&2
-      exit 1
-    fi
-    args+=(--train-src "$raw/train.de.gz" --train-tgt "$raw/train.en.gz"
-           --valid-src "$raw/val.de.gz" --valid-tgt "$raw/val.en.gz"
-           --test-src "$raw/test_2016_flickr.de.gz" --test-tgt "$raw/test_2016_flickr.en.gz")
-  else
-    args+=("$a")
-  fi
-done
+multi30k_args "$@"
 norms=${NORMS:-"none layernorm rmsnorm prmsnorm"}
 scripts/build.sh rnnsearch paper_table
 train_every_norm rnnsearch "$out" "${args[@]}"

@@ -10,6 +10,11 @@
 #     the array `paired` to the paper_table flags that use it (empty when
 #     PAIRED=0 and no earlier timing is in OUT).
 #
+#   multi30k_args [driver flags ...]
+#     sets the array `args` to the flags with --multi30k replaced by the
+#     Multi30k German→English files of ../shared/data (train, val, and
+#     test2016 as the test set); exits with a message when they are absent.
+#
 # paper_table turns several seeds of a norm into one row (mean ± sd, and the
 # difference from LayerNorm paired by seed with its 95% interval), and
 # plot_curves.py draws them as a mean curve with a band.
@@ -38,4 +43,22 @@ time_in_pairs() {
   scripts/paired_timing.sh "$model" "$out" "$@"
   paired=()
   if [ -f "$out/paired.jsonl" ]; then paired=(--paired "$out/paired.jsonl"); fi
+}
+
+multi30k_args() {
+  args=()
+  local a raw=../shared/data/multi30k/task1/raw
+  for a in "$@"; do
+    if [ "$a" = --multi30k ]; then
+      if [ ! -f "$raw/train.de.gz" ]; then
+        echo "error: --multi30k needs $raw/train.de.gz (../shared/data is not on this machine)" >&2
+        exit 1
+      fi
+      args+=(--train-src "$raw/train.de.gz" --train-tgt "$raw/train.en.gz"
+             --valid-src "$raw/val.de.gz" --valid-tgt "$raw/val.en.gz"
+             --test-src "$raw/test_2016_flickr.de.gz" --test-tgt "$raw/test_2016_flickr.en.gz")
+    else
+      args+=("$a")
+    fi
+  done
 }
