@@ -34,12 +34,24 @@ void load(Optimizer& optimizer, const std::string& path) {
   restore_tensors(file, "", optimizer.named_state());
 }
 
-void save_training_state(const std::string& path, const Module& model, Optimizer& optimizer,
-                         const Metadata& metadata) {
-  Checkpoint file;
+void add_training_tensors(Checkpoint& file, const Module& model, Optimizer& optimizer) {
   for (const auto& [name, v] : model.named_parameters()) file.add("param." + name, v.value());
   for (const auto& [name, t] : model.named_buffers()) file.add("buffer." + name, t);
   for (const auto& [name, t] : optimizer.named_state()) file.add("optim." + name, t);
+}
+
+void restore_training_tensors(const Checkpoint& file, Module& model, Optimizer& optimizer) {
+  std::vector<std::pair<std::string, Tensor>> parameters;
+  for (const auto& [name, v] : model.named_parameters()) parameters.emplace_back(name, v.value());
+  restore_tensors(file, "param.", parameters);
+  restore_tensors(file, "buffer.", model.named_buffers());
+  restore_tensors(file, "optim.", optimizer.named_state());
+}
+
+void save_training_state(const std::string& path, const Module& model, Optimizer& optimizer,
+                         const Metadata& metadata) {
+  Checkpoint file;
+  add_training_tensors(file, model, optimizer);
   file.metadata = metadata;
   check(!metadata.count(kFormatKey), "save_training_state: the metadata key '{}' is reserved", kFormatKey);
   file.metadata[kFormatKey] = kTrainingFormat;
@@ -54,11 +66,7 @@ void save_training_state(const std::string& path, const Module& model, Optimizer
 Metadata load_training_state(const std::string& path, Module& model, Optimizer& optimizer) {
   Checkpoint file = load_checkpoint(path);
   check_format(file, kTrainingFormat);
-  std::vector<std::pair<std::string, Tensor>> parameters;
-  for (const auto& [name, v] : model.named_parameters()) parameters.emplace_back(name, v.value());
-  restore_tensors(file, "param.", parameters);
-  restore_tensors(file, "buffer.", model.named_buffers());
-  restore_tensors(file, "optim.", optimizer.named_state());
+  restore_training_tensors(file, model, optimizer);
   for (const auto& [name, gen] : model.named_generators()) {
     auto it = file.metadata.find(kGeneratorPrefix + name);
     check(it != file.metadata.end(), "{}: no state for the model's generator '{}'", file.source, name);

@@ -29,6 +29,7 @@
 #include <map>
 #include <string>
 
+#include "rmsgrad/core/checkpoint.h"
 #include "rmsgrad/core/random.h"
 #include "rmsgrad/layers/module.h"
 #include "rmsgrad/optim/optimizer.h"
@@ -45,6 +46,12 @@ void save_training_state(const std::string& path, const Module& model, Optimizer
 // Restores the model and the optimizer (strictly, like load) and returns the
 // metadata saved with them.
 Metadata load_training_state(const std::string& path, Module& model, Optimizer& optimizer);
+
+// The tensors of a training state, and their strict restore: the model's
+// "param.<name>" and "buffer.<name>", the optimizer's "optim.<name>". Shared
+// with the drivers' checkpoints, which add metadata of their own.
+void add_training_tensors(Checkpoint& file, const Module& model, Optimizer& optimizer);
+void restore_training_tensors(const Checkpoint& file, Module& model, Optimizer& optimizer);
 
 // A generator's position as text ("seed offset"), and back.
 std::string generator_state(const Generator& gen);

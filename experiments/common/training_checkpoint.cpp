@@ -2,6 +2,7 @@
 
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/core/checkpoint.h"
+#include "rmsgrad/optim/save_load.h"
 
 namespace rg {
 
@@ -18,9 +19,7 @@ std::vector<std::pair<std::string, Tensor>> parameter_values(const Module& model
 void save_training_checkpoint(const std::string& path, const Module& model, Optimizer& optimizer,
                               const TrainingProgress& progress, const std::string& config_json) {
   Checkpoint c;
-  for (const auto& [name, t] : parameter_values(model)) c.add("param." + name, t);
-  for (const auto& [name, t] : model.named_buffers()) c.add("buffer." + name, t);
-  for (const auto& [name, t] : optimizer.named_state()) c.add("optim." + name, t);
+  add_training_tensors(c, model, optimizer);
   write_training_progress(progress, c);
   c.metadata["config"] = config_json;
   save_checkpoint(path, c);
@@ -30,9 +29,7 @@ void load_training_checkpoint(const std::string& path, Module& model, Optimizer&
                               TrainingProgress& progress) {
   Checkpoint c = load_checkpoint(path);
   read_training_progress(c, progress);  // first: a foreign file fails on its format mark
-  restore_tensors(c, "param.", parameter_values(model));
-  restore_tensors(c, "buffer.", model.named_buffers());
-  restore_tensors(c, "optim.", optimizer.named_state());
+  restore_training_tensors(c, model, optimizer);
 }
 
 int64_t load_trained_model(const std::string& path, Module& model) {
