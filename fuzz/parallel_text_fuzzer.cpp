@@ -4,7 +4,7 @@
 // --train-tgt (read_lines underneath, zlib for .gz).
 #include <algorithm>
 
-#include "rmsgrad/experiments/rnnsearch/translation_data.h"
+#include "rmsgrad/experiments/translation/translation_data.h"
 #include "fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -108,7 +108,17 @@ AttentionOutput MLPAttention::forward(const Var& state, const Var& projected, co
   return {attended, alpha};
 }
 
-MultiHeadAttention::MultiHeadAttention(int64_t model_size, int64_t heads, Generator& gen, const WeightInit& init)
+KeyValues KeyValues::select_rows(const std::vector<int32_t>& rows) const {
+  return {index_select(keys, 0, rows), index_select(values, 0, rows)};
+}
+
+KeyValues KeyValues::append(const KeyValues& more) const {
+  if (length() == 0) return more;
+  return {concat({keys, more.keys}, 1), concat({values, more.values}, 1)};
+}
+
+MultiHeadAttention::MultiHeadAttention(int64_t model_size, int64_t heads, Generator& gen, const WeightInit& init,
+                                       float dropout_p, Generator* noise_gen)
     : model_size_(model_size), heads_(heads) {
   check(model_size > 0 && heads > 0 && model_size % heads == 0,
         "MultiHeadAttention: model size {} must be a positive multiple of heads {}", model_size, heads);
@@ -117,19 +127,35 @@ MultiHeadAttention::MultiHeadAttention(int64_t model_size, int64_t heads, Genera
   k_proj = register_module("k_proj", std::make_shared<Linear>(model_size, model_size, gen, options));
   v_proj = register_module("v_proj", std::make_shared<Linear>(model_size, model_size, gen, options));
   out_proj = register_module("out_proj", std::make_shared<Linear>(model_size, model_size, gen, options));
+  if (dropout_p > 0.0f)
+    dropout = register_module("dropout", noise_gen ? std::make_shared<Dropout>(dropout_p, *noise_gen)
+                                                   : std::make_shared<Dropout>(dropout_p, gen.next_u64()));
 }
 
 AttentionOutput MultiHeadAttention::forward(const Var& query, const Var& key, const Var& value,
                                             const Tensor& key_mask, bool causal) {
+  check(key.defined() && key.rank() == 3 && key.dim(2) == model_size_,
+        "MultiHeadAttention: key {} must be [B, Tk, {}]", shape_or_undefined(key), model_size_);
+  check(value.defined() && value.shape() == key.shape(), "MultiHeadAttention: value {} must match key {}",
+        shape_or_undefined(value), key.shape());
+  return attend(query, project(key, value), key_mask, causal);
+}
+
+KeyValues MultiHeadAttention::project(const Var& key, const Var& value) {
+  return {k_proj->forward(key), v_proj->forward(value)};
+}
+
+AttentionOutput MultiHeadAttention::attend(const Var& query, const KeyValues& kv, const Tensor& key_mask,
+                                           bool causal) {
   check(query.defined() && query.rank() == 3 && query.dim(2) == model_size_,
         "MultiHeadAttention: query {} must be [B, Tq, {}]", shape_or_undefined(query), model_size_);
   const int64_t batch = query.dim(0), tq = query.dim(1);
-  check(key.defined() && key.rank() == 3 && key.dim(0) == batch && key.dim(2) == model_size_,
-        "MultiHeadAttention: key {} must be [{}, Tk, {}] for query {}", shape_or_undefined(key), batch, model_size_,
-        query.shape());
-  const int64_t tk = key.dim(1);
-  check(value.defined() && value.shape() == key.shape(), "MultiHeadAttention: value {} must match key {}",
-        shape_or_undefined(value), key.shape());
+  check(kv.keys.defined() && kv.keys.rank() == 3 && kv.keys.dim(0) == batch && kv.keys.dim(2) == model_size_,
+        "MultiHeadAttention: keys {} must be [{}, Tk, {}] for query {}", shape_or_undefined(kv.keys), batch,
+        model_size_, query.shape());
+  const int64_t tk = kv.keys.dim(1);
+  check(kv.values.defined() && kv.values.shape() == kv.keys.shape(), "MultiHeadAttention: values {} must match keys {}",
+        shape_or_undefined(kv.values), kv.keys.shape());
   check(!key_mask.defined() || key_mask.shape() == Shape{batch, tk}, "MultiHeadAttention: key mask {} must be [{}, {}]",
         key_mask.defined() ? key_mask.shape().str() : "", batch, tk);
   check(!causal || tq == tk, "MultiHeadAttention: a causal mask needs as many queries as keys, got {} and {}", tq,
@@ -137,8 +163,8 @@ AttentionOutput MultiHeadAttention::forward(const Var& query, const Var& key, co
   const int64_t size = model_size_ / heads_;
 
   Var q = split_heads(q_proj->forward(query) * (1.0f / std::sqrt(static_cast<float>(size))), heads_);
-  Var k = split_heads(k_proj->forward(key), heads_);                             // [B·h, Tk, d]
-  Var v = split_heads(v_proj->forward(value), heads_);                           // [B·h, Tk, d]
+  Var k = split_heads(kv.keys, heads_);                                         // [B·h, Tk, d]
+  Var v = split_heads(kv.values, heads_);                                       // [B·h, Tk, d]
   Var scores = reshape(matmul(q, k, false, true), {batch, heads_, tq, tk});     // Q Kᵀ / sqrt(d)
   Tensor blocked;  // [B, 1, Tq, Tk], 1 = blocked, shared by every head
   if (key_mask.defined() || causal) {
@@ -157,7 +183,8 @@ AttentionOutput MultiHeadAttention::forward(const Var& query, const Var& key, co
       }
   }
   Var weights = blocked.defined() ? masked_softmax(scores, blocked, -1) : softmax(scores, -1);  // [B, h, Tq, Tk]
-  Var heads_out = matmul(reshape(weights, {batch * heads_, tq, tk}), v);         // [B·h, Tq, d]
+  Var kept = dropout ? dropout->forward(weights) : weights;
+  Var heads_out = matmul(reshape(kept, {batch * heads_, tq, tk}), v);            // [B·h, Tq, d]
   return {out_proj->forward(merge_heads(heads_out, heads_)), weights};
 }
 

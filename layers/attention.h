@@ -18,7 +18,13 @@
 //   out = concat_heads(A V) W_oᵀ + b_o                                    [B, Tq, D]
 // Blocked: keys where key_mask [B, Tk] is 0, and keys after the query when
 // causal. Parameters: q_proj, k_proj, v_proj, out_proj (Linear, as torch's
-// MultiheadAttention names its separate projections).
+// MultiheadAttention names its separate projections). With dropout p > 0 the
+// weights A pass through dropout in training (as in torch).
+//
+// forward() is project() then attend(): a decoder that emits one position at
+// a time keeps the projected keys and values (KeyValues) of the positions so
+// far, appends each new position's (append), and attends over them, instead
+// of projecting the whole prefix again (layers/transformer.h).
 //
 // Both mask by filling blocked scores with a large negative value before the
 // softmax and setting the blocked weights to exactly 0 after it, so padded
@@ -26,8 +32,10 @@
 // all is an error (checked), never a silent uniform average.
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "rmsgrad/core/random.h"
+#include "rmsgrad/layers/dropout.h"
 #include "rmsgrad/layers/init.h"
 #include "rmsgrad/layers/linear.h"
 #include "rmsgrad/layers/module.h"
@@ -59,9 +67,23 @@ class MLPAttention : public Module {
   int64_t context_size_, state_size_, hidden_size_;
 };
 
+// Projected keys K = key W_kᵀ + b_k and values V = value W_vᵀ + b_v, [B, Tk, D].
+struct KeyValues {
+  Var keys, values;
+  int64_t length() const { return keys.defined() ? keys.dim(1) : 0; }
+  // Rows rows[0], rows[1], ... of the batch (repeats allowed), for beam search.
+  KeyValues select_rows(const std::vector<int32_t>& rows) const;
+  // These followed by `more` along the time axis.
+  KeyValues append(const KeyValues& more) const;
+};
+
 class MultiHeadAttention : public Module {
  public:
-  MultiHeadAttention(int64_t model_size, int64_t heads, Generator& gen, const WeightInit& init = {});
+  // dropout: on the attention weights in training, drawn from `noise_gen`
+  // (which must outlive the module), or from a generator of its own seeded
+  // from `gen` when noise_gen is null.
+  MultiHeadAttention(int64_t model_size, int64_t heads, Generator& gen, const WeightInit& init = {},
+                     float dropout = 0.0f, Generator* noise_gen = nullptr);
 
   // query [B, Tq, D], key and value [B, Tk, D] (the same Var for self-attention),
   // key_mask [B, Tk] (1 = real key) or undefined; causal blocks key k > query q
@@ -69,8 +91,13 @@ class MultiHeadAttention : public Module {
   AttentionOutput forward(const Var& query, const Var& key, const Var& value, const Tensor& key_mask = {},
                           bool causal = false);
 
+  // The two halves of forward: key and value [B, Tk, D] → K, V.
+  KeyValues project(const Var& key, const Var& value);
+  AttentionOutput attend(const Var& query, const KeyValues& kv, const Tensor& key_mask = {}, bool causal = false);
+
   int64_t heads() const { return heads_; }
   std::shared_ptr<Linear> q_proj, k_proj, v_proj, out_proj;
+  std::shared_ptr<Dropout> dropout;  // null when p = 0
 
  private:
   int64_t model_size_, heads_;

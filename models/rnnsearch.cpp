@@ -134,10 +134,11 @@ Var RNNSearch::loss(const Indices& source, const Tensor& source_mask, const Indi
   return cross_entropy(out, Indices(target.values), ce) / static_cast<float>(target.shape[1]);
 }
 
-Var RNNSearch::token_cross_entropy(const Var& logits, const Indices& target, const Tensor& target_mask) {
+Var RNNSearch::token_cross_entropy(const Indices& source, const Tensor& source_mask, const Indices& target,
+                                   const Tensor& target_mask) {
   CrossEntropyOptions ce;
   ce.row_weights = target_mask.reshape(Shape{target_mask.numel()});
-  return cross_entropy(logits, Indices(target.values), ce);
+  return cross_entropy(logits(source, source_mask, target, target_mask), Indices(target.values), ce);
 }
 
 RNNSearch::StepOutput RNNSearch::decode_step(const SourceEncoding& source, const std::vector<int32_t>& previous,
@@ -157,6 +158,38 @@ RNNSearch::StepOutput RNNSearch::decode_step(const SourceEncoding& source, const
       decoder->step(terms.gates, terms.candidate, state, source.context, source.projected, source.mask);
   Var logits = deep_output(step.state, words, step.context);
   return {log_softmax(logits, 1), step.state, step.weights};
+}
+
+namespace {
+
+class RNNSearchDecoding : public DecodingState {
+ public:
+  RNNSearchDecoding(RNNSearch& model, SourceEncoding source)
+      : model_(model), source_(std::move(source)), state_(source_.initial_state) {}
+
+  Var next(const std::vector<int32_t>& previous) override {
+    RNNSearch::StepOutput out = model_.decode_step(source_, previous, state_);
+    state_ = out.state;
+    return out.log_probs;
+  }
+  // The encoding rows stay: a hypothesis never leaves its sentence.
+  void reorder(const std::vector<int32_t>& parents) override { state_ = index_select(state_, 0, parents); }
+
+ private:
+  RNNSearch& model_;
+  SourceEncoding source_;
+  Var state_;
+};
+
+}  // namespace
+
+std::unique_ptr<DecodingState> RNNSearch::start_decoding(const Indices& source, const Tensor& source_mask,
+                                                         int64_t copies) {
+  check(copies >= 1, "RNNSearch::start_decoding: copies must be at least 1, got {}", copies);
+  const int64_t batch = source.shape.rank() == 2 ? source.shape[1] : 0;
+  std::vector<int32_t> repeat(static_cast<size_t>(batch * copies));
+  for (int64_t r = 0; r < batch * copies; ++r) repeat[static_cast<size_t>(r)] = static_cast<int32_t>(r / copies);
+  return std::make_unique<RNNSearchDecoding>(*this, encode(source, source_mask).select_rows(repeat));
 }
 
 }  // namespace rg

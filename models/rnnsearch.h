@@ -35,6 +35,7 @@
 #include "rmsgrad/layers/linear.h"
 #include "rmsgrad/layers/module.h"
 #include "rmsgrad/layers/normalization.h"
+#include "rmsgrad/models/seq2seq.h"
 
 namespace rg {
 
@@ -62,7 +63,7 @@ struct SourceEncoding {
   SourceEncoding select_rows(const std::vector<int32_t>& rows) const;
 };
 
-class RNNSearch : public Module {
+class RNNSearch : public Seq2Seq {
  public:
   RNNSearch(const RNNSearchOptions& options, Generator& init_gen, Generator& noise_gen);
 
@@ -74,10 +75,18 @@ class RNNSearch : public Module {
   Var logits(const Indices& source, const Tensor& source_mask, const Indices& target, const Tensor& target_mask);
 
   // The training cost (see above): label-smoothed, per sentence.
-  Var loss(const Indices& source, const Tensor& source_mask, const Indices& target, const Tensor& target_mask);
+  Var loss(const Indices& source, const Tensor& source_mask, const Indices& target,
+           const Tensor& target_mask) override;
 
   // Mean cross-entropy per real target token (no smoothing), for validation.
-  static Var token_cross_entropy(const Var& logits, const Indices& target, const Tensor& target_mask);
+  Var token_cross_entropy(const Indices& source, const Tensor& source_mask, const Indices& target,
+                          const Tensor& target_mask) override;
+
+  // Beam search's view (models/seq2seq.h): decode_step on the encoding
+  // repeated `copies` times, with the state following the hypotheses.
+  std::unique_ptr<DecodingState> start_decoding(const Indices& source, const Tensor& source_mask,
+                                                int64_t copies) override;
+  int64_t target_vocab() const override { return options_.target_vocab; }
 
   struct StepOutput {
     Var log_probs;  // [B, V_tgt]

@@ -18,7 +18,7 @@
 #include "rmsgrad/experiments/cifar10/cifar_data.h"
 #include "rmsgrad/core/checkpoint.h"
 #include "rmsgrad/experiments/common/training_progress.h"
-#include "rmsgrad/experiments/rnnsearch/subword.h"
+#include "rmsgrad/experiments/translation/subword.h"
 #include "test_util.h"
 
 using namespace rg;

@@ -8,8 +8,8 @@
 #include <cmath>
 
 #include "rmsgrad/data/batching.h"
-#include "rmsgrad/experiments/rnnsearch/beam_search.h"
-#include "rmsgrad/experiments/rnnsearch/subword.h"
+#include "rmsgrad/experiments/translation/beam_search.h"
+#include "rmsgrad/experiments/translation/subword.h"
 #include "rmsgrad/layers/init.h"
 #include "rmsgrad/models/rnnsearch.h"
 #include "rmsgrad/rmsgrad.h"

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rmsgrad/experiments/common/text_file.h"
-#include "rmsgrad/experiments/rnnsearch/synthetic_translation.h"
+#include "rmsgrad/experiments/translation/synthetic_translation.h"
 #include "test_util.h"
 
 using namespace rg;

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "rmsgrad/core/error.h"
-#include "rmsgrad/experiments/rnnsearch/synthetic_translation.h"
+#include "rmsgrad/experiments/translation/synthetic_translation.h"
 #include "test_util.h"
 
 using namespace rg;

@@ -9,9 +9,9 @@
 #include <filesystem>
 #include <set>
 
-#include "rmsgrad/experiments/rnnsearch/subword.h"
-#include "rmsgrad/experiments/rnnsearch/synthetic_translation.h"
-#include "rmsgrad/experiments/rnnsearch/translation_data.h"
+#include "rmsgrad/experiments/translation/subword.h"
+#include "rmsgrad/experiments/translation/synthetic_translation.h"
+#include "rmsgrad/experiments/translation/translation_data.h"
 #include "test_util.h"
 
 using namespace rg;

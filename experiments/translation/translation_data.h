@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "rmsgrad/data/batching.h"
-#include "rmsgrad/experiments/rnnsearch/subword.h"
+#include "rmsgrad/experiments/translation/subword.h"
 
 namespace rg {
 

@@ -1,4 +1,4 @@
-#include "rmsgrad/experiments/rnnsearch/subword.h"
+#include "rmsgrad/experiments/translation/subword.h"
 
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>

@@ -1,4 +1,4 @@
-#include "rmsgrad/experiments/rnnsearch/translation_data.h"
+#include "rmsgrad/experiments/translation/translation_data.h"
 
 #include <algorithm>
 

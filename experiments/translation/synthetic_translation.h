@@ -68,7 +68,7 @@
 #include <cstdint>
 #include <span>
 
-#include "rmsgrad/experiments/rnnsearch/translation_data.h"  // ParallelText
+#include "rmsgrad/experiments/translation/translation_data.h"  // ParallelText
 
 namespace rg {
 

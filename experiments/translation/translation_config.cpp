@@ -1,24 +1,12 @@
-#include "rmsgrad/experiments/rnnsearch/translation_config.h"
+#include "rmsgrad/experiments/translation/translation_config.h"
 
-#include "rmsgrad/experiments/rnnsearch/synthetic_translation.h"
+#include "rmsgrad/experiments/translation/synthetic_translation.h"
 
 namespace rg {
 
-namespace {
-
-void add_model_flags(CLI::App& app, TranslationConfig& cfg) {
+void add_translation_flags(CLI::App& app, TranslationConfig& cfg, const std::vector<std::string>& norms,
+                           const std::string& norm_places) {
   add_run_options(app, cfg.run);
-  add_norm_flags(app, cfg.norm, {"none", "layernorm", "rmsnorm", "prmsnorm", "l2norm", "weightnorm"},
-                 "in every GRU, the attention, the initial state and the deep output");
-  app.add_option("--embed", cfg.embed, "word vectors and deep output size")->check(CLI::PositiveNumber);
-  app.add_option("--hidden", cfg.hidden, "GRU units (per encoder direction)")->check(CLI::PositiveNumber);
-  app.add_option("--attention", cfg.attention, "attention MLP size (0: the context size, 2·hidden)")
-      ->check(CLI::NonNegativeNumber);
-}
-
-}  // namespace
-
-void add_translation_flags(CLI::App& app, TranslationConfig& cfg) {
   auto* train_src = app.add_option("--train-src", cfg.train_src, "training source text (plain or .gz); empty: synthetic");
   auto* train_tgt = app.add_option("--train-tgt", cfg.train_tgt, "training target text");
   auto* valid_src = app.add_option("--valid-src", cfg.valid_src, "validation source text");
@@ -41,12 +29,15 @@ void add_translation_flags(CLI::App& app, TranslationConfig& cfg) {
       ->check(CLI::Range(10, 1 << 24));
   app.add_option("--synthetic-max-words", cfg.synthetic_max_words, "longest synthetic source sentence, in words")
       ->check(CLI::Range(3, 200));
-  add_model_flags(app, cfg);
-  app.add_option("--dropout", cfg.dropout, "dropout on word vectors and the deep output")->check(CLI::Range(0.0f, 0.99f));
+  add_norm_flags(app, cfg.norm, norms, norm_places);
+  app.add_option("--dropout", cfg.dropout, "dropout rate (where the model applies it: see its --help header)")
+      ->check(CLI::Range(0.0f, 0.99f));
   app.add_option("--label-smoothing", cfg.label_smoothing, "label smoothing ε")->check(CLI::Range(0.0f, 0.99f));
-  app.add_option("--lr", cfg.lr, "Adam learning rate")->check(CLI::PositiveNumber);
-  app.add_option("--batch", cfg.batch, "sentences per step")->check(CLI::PositiveNumber);
-  app.add_option("--max-tokens", cfg.max_tokens, "padded tokens per step (0: no limit)")->check(CLI::NonNegativeNumber);
+  app.add_option("--lr", cfg.lr, "Adam learning rate (its peak, under a schedule)")->check(CLI::PositiveNumber);
+  app.add_option("--batch", cfg.batch, "at most this many sentences per step")->check(CLI::PositiveNumber);
+  app.add_option("--batch-tokens", cfg.batch_tokens,
+                 "at most this many padded tokens per step, counted on the longer side (0: no limit)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--clip", cfg.loop.clip, "global gradient norm clip")->check(CLI::PositiveNumber);
   app.add_option("--steps", cfg.loop.steps, "training steps")->check(CLI::PositiveNumber);
   app.add_option("--eval-every", cfg.loop.eval_every, "steps between validations")->check(CLI::PositiveNumber);
@@ -58,18 +49,6 @@ void add_translation_flags(CLI::App& app, TranslationConfig& cfg) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--decode-batch", cfg.decode_batch, "sentences per beam-search batch")->check(CLI::PositiveNumber);
   add_loop_flags(app, cfg.loop);
-}
-
-RNNSearchOptions model_options(const TranslationConfig& cfg, int64_t vocab) {
-  RNNSearchOptions o;
-  o.source_vocab = o.target_vocab = vocab;
-  o.embed = cfg.embed;
-  o.hidden = cfg.hidden;
-  o.attention = cfg.attention;
-  o.norm = cfg.norm.options();
-  o.dropout = cfg.dropout;
-  o.label_smoothing = cfg.label_smoothing;
-  return o;
 }
 
 Corpus read_corpus(const TranslationConfig& cfg, uint64_t seed) {

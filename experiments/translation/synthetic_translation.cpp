@@ -1,7 +1,7 @@
 // The synthetic German-like → English-like task: the lexicon as small tables,
 // a random sentence structure grown to a drawn length, and one writer per
 // language. The grammar is documented in synthetic_translation.h.
-#include "rmsgrad/experiments/rnnsearch/synthetic_translation.h"
+#include "rmsgrad/experiments/translation/synthetic_translation.h"
 
 #include <algorithm>
 #include <cctype>

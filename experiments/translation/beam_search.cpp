@@ -1,5 +1,5 @@
 // Batched beam search; the algorithm is described in beam_search.h.
-#include "rmsgrad/experiments/rnnsearch/beam_search.h"
+#include "rmsgrad/experiments/translation/beam_search.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/data/batching.h"
-#include "rmsgrad/experiments/rnnsearch/subword.h"
+#include "rmsgrad/experiments/translation/subword.h"
 
 namespace rg {
 
@@ -59,7 +59,7 @@ std::vector<Candidate> best_extensions(const float* log_probs, int64_t vocab, co
 
 }  // namespace
 
-std::vector<std::vector<int32_t>> beam_search(RNNSearch& model, const Indices& source, const Tensor& source_mask,
+std::vector<std::vector<int32_t>> beam_search(Seq2Seq& model, const Indices& source, const Tensor& source_mask,
                                               const BeamOptions& options) {
   check(options.beam >= 1, "beam_search: beam size must be at least 1, got {}", options.beam);
   check(source.shape.rank() == 2 && source_mask.defined() && source_mask.shape() == source.shape,
@@ -69,10 +69,8 @@ std::vector<std::vector<int32_t>> beam_search(RNNSearch& model, const Indices& s
   model.eval();
 
   const int64_t steps = source.shape[0], batch = source.shape[1], k = options.beam;
-  const int64_t vocab = model.options().target_vocab;
-  std::vector<int32_t> repeat(static_cast<size_t>(batch * k));
-  for (int64_t r = 0; r < batch * k; ++r) repeat[static_cast<size_t>(r)] = static_cast<int32_t>(r / k);
-  const SourceEncoding encoded = model.encode(source, source_mask).select_rows(repeat);
+  const int64_t vocab = model.target_vocab();
+  std::unique_ptr<DecodingState> decoder = model.start_decoding(source, source_mask, k);
 
   std::vector<int64_t> max_length(static_cast<size_t>(batch));
   for (int64_t b = 0; b < batch; ++b) {
@@ -90,11 +88,12 @@ std::vector<std::vector<int32_t>> beam_search(RNNSearch& model, const Indices& s
   std::vector<int32_t> previous(static_cast<size_t>(batch * k), -1);
   std::vector<std::vector<Finished>> finished(static_cast<size_t>(batch));
   std::vector<char> done(static_cast<size_t>(batch), 0);
-  Var state = encoded.initial_state;
 
   for (int64_t position = 0; std::count(done.begin(), done.end(), 0) > 0; ++position) {
-    RNNSearch::StepOutput out = model.decode_step(encoded, previous, state);
-    const float* log_probs = out.log_probs.value().data();
+    Var next = decoder->next(previous);
+    check(next.shape() == Shape{batch * k, vocab}, "beam_search: the model gave log-probabilities {} for {} rows of {} words",
+          next.shape(), batch * k, vocab);
+    const float* log_probs = next.value().data();
     std::vector<int32_t> parents(static_cast<size_t>(batch * k));
     std::iota(parents.begin(), parents.end(), 0);
     std::vector<float> next_scores(static_cast<size_t>(batch * k), kDead);
@@ -131,7 +130,7 @@ std::vector<std::vector<int32_t>> beam_search(RNNSearch& model, const Indices& s
     scores = std::move(next_scores);
     tokens = std::move(next_tokens);
     previous = std::move(next_previous);
-    state = index_select(out.state, 0, parents);
+    decoder->reorder(parents);
   }
   if (was_training) model.train();
 
@@ -151,7 +150,7 @@ std::vector<std::vector<int32_t>> beam_search(RNNSearch& model, const Indices& s
   return result;
 }
 
-std::vector<std::vector<int32_t>> translate_all(RNNSearch& model, const std::vector<std::vector<int32_t>>& sources,
+std::vector<std::vector<int32_t>> translate_all(Seq2Seq& model, const std::vector<std::vector<int32_t>>& sources,
                                                 const BeamOptions& options, int64_t batch_size) {
   check(batch_size > 0, "translate_all: batch size must be positive, got {}", batch_size);
   std::vector<int64_t> order(sources.size());

@@ -1,0 +1,111 @@
+// Machine translation with the Transformer and a choice of normalization and
+// of its position: the paper's Table 4.
+//
+//   build/bin/transformer --norm rmsnorm --out runs/tf/rmsnorm                # the synthetic task
+//   build/bin/transformer --norm rmsnorm --norm-position pre --out runs/tf/rmsnorm-pre
+//       --train-src train.de.gz --train-tgt train.en.gz --valid-src val.de.gz --valid-tgt val.en.gz
+//       --test-src test_2016_flickr.de.gz --test-tgt test_2016_flickr.en.gz
+//   build/bin/transformer --translate input.de --out runs/tf/rmsnorm [--output hyp.en] [--beam 5]
+//
+// Data, subwords, batches, validation BLEU, the test set and --translate are
+// those of build/bin/rnnsearch (experiments/translation/translation_driver.h),
+// with the same flags.
+//
+// Recipe (the paper's Table 4, after Vaswani et al. 2017): Adam β = (0.9,
+// 0.98), ε 1e-9; the learning rate rises linearly for --warmup steps to its
+// peak --lr and then falls as 1/sqrt(step):
+//
+//   lr(step) = lr_peak · min(step / warmup, sqrt(warmup / step))
+//
+// which is Vaswani's d^−0.5 · min(step^−0.5, step · warmup^−1.5) with
+// lr_peak = (d · warmup)^−0.5 (7.0e-4 for d = 512 and 4,000 warm-up steps);
+// label smoothing 0.1; dropout 0.1; Xavier-uniform init; no gradient clip.
+// Batches are counted in tokens (--batch-tokens). Sizes default to a
+// CPU-sized model (d 256, FFN 1024, 4 heads, 3 + 3 layers); the paper's base
+// model is --model-size 512 --ffn 2048 --heads 8 --layers 6.
+#include <algorithm>
+#include <cmath>
+
+#include "rmsgrad/experiments/translation/translation_driver.h"
+#include "rmsgrad/models/transformer.h"
+
+using namespace rg;
+
+namespace {
+
+// The model's own settings (the shared ones are in TranslationConfig).
+struct TransformerFlags {
+  int64_t model_size = 256, ffn = 1024, heads = 4, layers = 3;
+  std::string norm_position = "post";
+  float attention_dropout = 0.0f;
+  bool share_embeddings = false;
+  int64_t warmup = 4000;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  TransformerFlags flags;
+  TranslationRecipe recipe;
+  recipe.title = "Machine translation with the Transformer (Zhang & Sennrich 2019, Table 4)";
+  recipe.model_name = "Transformer";
+  recipe.norms = {"none", "layernorm", "rmsnorm", "prmsnorm", "l2norm"};
+  recipe.norm_places = "in every encoder and decoder layer (and after each stack with --norm-position pre)";
+  TranslationConfig& d = recipe.defaults;
+  d.run.out = "runs/transformer";
+  d.norm.norm = "layernorm";
+  d.dropout = 0.1f;
+  d.lr = 7e-4;
+  d.batch = 1000;
+  d.batch_tokens = 4096;
+  d.loop.clip = 0.0;
+  d.loop.steps = 20000;
+  recipe.add_model_flags = [&](CLI::App& app) {
+    app.add_option("--model-size", flags.model_size, "d: word vectors and every layer's width")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--ffn", flags.ffn, "the feed-forward network's hidden width")->check(CLI::PositiveNumber);
+    app.add_option("--heads", flags.heads, "attention heads (must divide --model-size)")->check(CLI::PositiveNumber);
+    app.add_option("--layers", flags.layers, "encoder layers, and as many decoder layers")->check(CLI::PositiveNumber);
+    app.add_option("--norm-position", flags.norm_position,
+                   "post: norm after each residual sum (the paper); pre: before each sublayer, plus a final norm")
+        ->check(CLI::IsMember({"post", "pre"}));
+    app.add_option("--attention-dropout", flags.attention_dropout, "dropout on the attention weights")
+        ->check(CLI::Range(0.0f, 0.99f));
+    app.add_flag("--share-embeddings", flags.share_embeddings,
+                 "one word table for source, target and output (the subwords are joint)");
+    app.add_option("--warmup", flags.warmup, "steps of linear warm-up to the peak --lr")->check(CLI::PositiveNumber);
+  };
+  recipe.restore_model_flags = [&](const SavedSettings& saved) {
+    saved.get("model-size", flags.model_size);
+    saved.get("ffn", flags.ffn);
+    saved.get("heads", flags.heads);
+    saved.get("layers", flags.layers);
+    saved.get("norm-position", flags.norm_position);
+    saved.get("share-embeddings", flags.share_embeddings);
+  };
+  recipe.build = [&](const TranslationConfig& cfg, int64_t vocab, Generator& init_gen,
+                     Generator& noise_gen) -> std::unique_ptr<Seq2Seq> {
+    TransformerOptions o;
+    o.source_vocab = o.target_vocab = vocab;
+    o.encoder_layers = o.decoder_layers = flags.layers;
+    o.layer.model_size = flags.model_size;
+    o.layer.ffn_size = flags.ffn;
+    o.layer.heads = flags.heads;
+    o.layer.norm = cfg.norm.options();
+    o.layer.norm_position = parse_norm_position(flags.norm_position);
+    o.layer.dropout = cfg.dropout;
+    o.layer.attention_dropout = flags.attention_dropout;
+    o.label_smoothing = cfg.label_smoothing;
+    o.share_embeddings = flags.share_embeddings;
+    return std::make_unique<Transformer>(o, init_gen, noise_gen);
+  };
+  recipe.adam = [](const TranslationConfig&) { return AdamOptions{.beta1 = 0.9, .beta2 = 0.98, .eps = 1e-9}; };
+  recipe.learning_rate = [&](const TranslationConfig& cfg, int64_t step) {
+    const double s = static_cast<double>(step), w = static_cast<double>(flags.warmup);
+    return cfg.lr * std::min(s / w, std::sqrt(w / s));
+  };
+  recipe.describe_schedule = [&](const TranslationConfig&) {
+    return fmt::format("(peak; {} warm-up steps, then 1/sqrt(step))", flags.warmup);
+  };
+  return translation_main(argc, argv, recipe);
+}

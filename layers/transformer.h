@@ -1,0 +1,125 @@
+#pragma once
+// The Transformer's encoder and decoder layers (Vaswani et al. 2017), with
+// every normalization of the paper in either of two places.
+//
+// Post-norm (the 2017 paper, Zhang & Sennrich's Table 4): the norm follows
+// each residual sum.
+//   encoder   x = norm1(x + SelfAttn(x))
+//             x = norm2(x + FFN(x))
+//   decoder   x = norm1(x + CausalSelfAttn(x))
+//             x = norm2(x + CrossAttn(x, memory))
+//             x = norm3(x + FFN(x))
+// Pre-norm (T5, LLaMA, Gemma): the norm is applied to each sublayer's input,
+// and the residual path is never normalized; the stack then needs one final
+// norm after its last layer (models/transformer.h adds it).
+//   encoder   x = x + SelfAttn(norm1(x))
+//             x = x + FFN(norm2(x))
+//   decoder   x = x + CausalSelfAttn(norm1(x))
+//             x = x + CrossAttn(norm2(x), memory)
+//             x = x + FFN(norm3(x))
+// where FFN(x) = W₂ dropout(relu(W₁x + b₁)) + b₂, and every sublayer's output
+// passes through dropout before it joins the residual sum. Attention weights
+// have their own dropout (MultiHeadAttention).
+//
+// These are torch.nn.TransformerEncoderLayer / TransformerDecoderLayer with
+// norm_first = false (post) or true (pre) and activation relu, with torch's
+// parameter names (linear1, linear2, norm1, norm2, norm3, self_attn; our
+// cross_attn is torch's multihead_attn) except inside the attentions, whose
+// q_proj, k_proj and v_proj torch packs into one in_proj_weight.
+// tests/test_transformer.cpp checks both against PyTorch on the same weights.
+//
+// Incremental decoding. At inference the decoder emits one position at a
+// time; recomputing the whole prefix at every position would cost O(t²) per
+// position. A DecoderLayerCache instead keeps, per layer, the projected keys
+// and values of the positions already decoded (self-attention) and of the
+// source (cross-attention, computed once), so position t costs O(t): step()
+// adds one position and attends over the cache. Causal masking is implicit,
+// since the cache holds only the past. Cached decoding computes exactly what
+// forward() computes for the same prefix (up to float summation order).
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rmsgrad/core/random.h"
+#include "rmsgrad/layers/attention.h"
+#include "rmsgrad/layers/dropout.h"
+#include "rmsgrad/layers/linear.h"
+#include "rmsgrad/layers/module.h"
+#include "rmsgrad/layers/normalization.h"
+
+namespace rg {
+
+enum class NormPosition { Post, Pre };
+NormPosition parse_norm_position(std::string_view name);  // "post" or "pre"; throws otherwise
+std::string norm_position_name(NormPosition position);
+
+struct TransformerLayerOptions {
+  int64_t model_size = 512;      // d_model
+  int64_t ffn_size = 2048;       // the feed-forward's hidden width
+  int64_t heads = 8;
+  NormOptions norm = {.kind = NormKind::LayerNorm};
+  NormPosition norm_position = NormPosition::Post;
+  float dropout = 0.1f;            // on each sublayer's output and the FFN's hidden layer
+  float attention_dropout = 0.0f;  // on the attention weights
+  WeightInit init = {};            // of every projection; Xavier uniform by default
+};
+
+class TransformerEncoderLayer : public Module {
+ public:
+  TransformerEncoderLayer(const TransformerLayerOptions& options, Generator& init_gen, Generator& noise_gen);
+
+  // x [B, S, D], key_mask [B, S] (1 = real token) or undefined → [B, S, D].
+  Var forward(const Var& x, const Tensor& key_mask = {});
+
+  std::shared_ptr<MultiHeadAttention> self_attn;
+  std::shared_ptr<Linear> linear1, linear2;  // the feed-forward network
+  std::shared_ptr<Norm> norm1, norm2;
+  std::shared_ptr<Dropout> dropout;  // on each sublayer's output and the FFN's hidden layer
+
+ private:
+  TransformerLayerOptions options_;
+};
+
+// A decoder layer's state during incremental decoding, for B rows.
+struct DecoderLayerCache {
+  KeyValues self;   // the decoded positions' projected keys and values [B, t, D]; empty at t = 0
+  KeyValues cross;  // the source's [B, S, D], projected once
+  Tensor memory_mask;  // [B, S] or undefined
+  // The cache of rows[0], rows[1], ... (repeats allowed), as beam search needs.
+  DecoderLayerCache select_rows(const std::vector<int32_t>& rows) const;
+};
+
+class TransformerDecoderLayer : public Module {
+ public:
+  TransformerDecoderLayer(const TransformerLayerOptions& options, Generator& init_gen, Generator& noise_gen);
+
+  // Teacher forcing: x [B, T, D] (causal self-attention), memory [B, S, D] the
+  // encoder's output; masks [B, T] and [B, S] (1 = real) or undefined.
+  Var forward(const Var& x, const Var& memory, const Tensor& target_mask = {}, const Tensor& memory_mask = {});
+
+  // The empty cache for decoding against `memory` (projects its keys and values).
+  DecoderLayerCache start(const Var& memory, const Tensor& memory_mask = {});
+  // One position: x [B, 1, D] → [B, 1, D]; appends its keys and values to the cache.
+  Var step(const Var& x, DecoderLayerCache& cache);
+
+  std::shared_ptr<MultiHeadAttention> self_attn, cross_attn;
+  std::shared_ptr<Linear> linear1, linear2;
+  std::shared_ptr<Norm> norm1, norm2, norm3;
+  std::shared_ptr<Dropout> dropout;
+
+ private:
+  // The three sublayers around their norms and residuals; `self_attention`
+  // computes the (causal or cached) self-attention of its normalized input.
+  template <typename SelfAttention>
+  Var run(const Var& x, SelfAttention&& self_attention, const KeyValues& cross, const Tensor& memory_mask);
+  TransformerLayerOptions options_;
+};
+
+// Sinusoidal position encodings (Vaswani et al. §3.5), [positions, size]:
+//   PE[t, 2i] = sin(t / 10000^(2i/size)),  PE[t, 2i+1] = cos(t / 10000^(2i/size))
+// starting at position `first`. A constant: nothing is learned.
+Tensor sinusoidal_positions(int64_t positions, int64_t size, int64_t first = 0);
+
+}  // namespace rg
