@@ -178,13 +178,51 @@ class TransformerDecoding : public DecodingState {
   // Only the decoded positions' keys and values follow their hypotheses: the
   // source's (cross) are the same for every row of a sentence.
   void reorder(const std::vector<int32_t>& parents) override {
-    for (DecoderLayerCache& cache : caches_) cache.self = cache.self.select_rows(parents);
+    for (DecoderLayerCache& cache : caches_)
+      if (cache.self.length() > 0) cache.self = cache.self.select_rows(parents);
   }
 
  private:
   Transformer& model_;
   std::vector<DecoderLayerCache> caches_;
   int64_t position_ = 0;
+};
+
+// Decoding without a cache: the whole decoder reruns on the prefix emitted
+// so far at every position, and the last position's output is kept.
+class TransformerFullDecoding : public DecodingState {
+ public:
+  TransformerFullDecoding(Transformer& model, Var memory, Tensor memory_mask)
+      : model_(model), memory_(std::move(memory)), memory_mask_(std::move(memory_mask)),
+        prefixes_(static_cast<size_t>(memory_.dim(0))) {}
+
+  Var next(const std::vector<int32_t>& previous) override {
+    const int64_t rows = static_cast<int64_t>(prefixes_.size()), d = memory_.dim(2);
+    check(static_cast<int64_t>(previous.size()) == rows, "Transformer decoding: {} previous words for {} rows",
+          previous.size(), rows);
+    for (size_t r = 0; r < prefixes_.size(); ++r) prefixes_[r].push_back(previous[r]);
+    const int64_t steps = static_cast<int64_t>(prefixes_[0].size());
+    std::vector<int32_t> ids;
+    ids.reserve(static_cast<size_t>(rows * steps));
+    for (const auto& prefix : prefixes_) ids.insert(ids.end(), prefix.begin(), prefix.end());
+    Var y = model_.decoder_inputs(Indices(Shape{rows, steps}, std::move(ids)), 0);
+    for (auto& layer : *model_.decoder) y = layer->forward(y, memory_, {}, memory_mask_);
+    Var last = reshape(slice(y, 1, steps - 1, steps), {rows, d});
+    return log_softmax(model_.output_logits(last), 1);
+  }
+
+  void reorder(const std::vector<int32_t>& parents) override {
+    std::vector<std::vector<int32_t>> reordered;
+    reordered.reserve(parents.size());
+    for (int32_t parent : parents) reordered.push_back(prefixes_[static_cast<size_t>(parent)]);
+    prefixes_ = std::move(reordered);
+  }
+
+ private:
+  Transformer& model_;
+  Var memory_;
+  Tensor memory_mask_;
+  std::vector<std::vector<int32_t>> prefixes_;  // each row's previous words, −1 first
 };
 
 }  // namespace
@@ -199,6 +237,7 @@ std::unique_ptr<DecodingState> Transformer::start_decoding(const Indices& source
   for (int64_t r = 0; r < batch * copies; ++r) repeat[static_cast<size_t>(r)] = static_cast<int32_t>(r / copies);
   memory = index_select(memory, 0, repeat);
   memory_mask = index_select(constant(memory_mask), 0, repeat).value();
+  if (!cached_decoding) return std::make_unique<TransformerFullDecoding>(*this, memory, memory_mask);
   std::vector<DecoderLayerCache> caches;
   for (auto& layer : *decoder) caches.push_back(layer->start(memory, memory_mask));
   return std::make_unique<TransformerDecoding>(*this, std::move(caches));

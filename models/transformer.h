@@ -73,6 +73,11 @@ class Transformer : public Seq2Seq {
 
   const TransformerOptions& options() const { return options_; }
 
+  // Decoding keeps each layer's keys and values (O(t) work at position t).
+  // false: rerun the whole decoder on the prefix at every position instead,
+  // O(t²) — the reference the cache is tested and benchmarked against.
+  bool cached_decoding = true;
+
   std::shared_ptr<Embedding> source_words, target_words;  // the same table with share_embeddings
   std::shared_ptr<ModuleList<TransformerEncoderLayer>> encoder;
   std::shared_ptr<ModuleList<TransformerDecoderLayer>> decoder;

@@ -21,7 +21,7 @@ void add_translation_flags(CLI::App& app, TranslationConfig& cfg, const std::vec
   test_tgt->needs(test_src);
   app.add_option("--translate", cfg.translate, "translate this file with the run in --out instead of training");
   app.add_option("--output", cfg.output, "with --translate: write here instead of stdout");
-  app.add_option("--vocab-size", cfg.vocab_size, "SentencePiece pieces (the synthetic task caps it at 400)")
+  app.add_option("--vocab-size", cfg.vocab_size, "SentencePiece pieces (the synthetic task defaults to 400)")
       ->check(CLI::Range(16, 1 << 20));
   app.add_option("--max-length", cfg.max_length, "drop training pairs longer than this many subwords (0: keep all)")
       ->check(CLI::NonNegativeNumber);

@@ -75,7 +75,14 @@ int translation_main(int argc, char** argv, const TranslationRecipe& recipe) {
     if (auto exit_code = parse_flags(app, argc, argv)) return *exit_code;
     if (!cfg.translate.empty()) return translate_file(recipe, cfg);
     const bool synthetic = cfg.train_src.empty();
-    if (synthetic && app.count("--vocab-size") == 0) cfg.vocab_size = 400;
+    if (synthetic) {
+      std::vector<std::pair<std::string, std::string>> defaults = recipe.synthetic_defaults;
+      defaults.emplace_back("--vocab-size", "400");
+      for (const auto& [flag, value] : defaults) {
+        CLI::Option* option = app.get_option(flag);  // throws for a flag the app lacks: a recipe's bug
+        if (option->count() == 0) option->default_val(value);
+      }
+    }
 
     Run run(app, cfg.run);
     Corpus corpus = read_corpus(cfg, cfg.run.seed);

@@ -26,6 +26,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rmsgrad/core/error.h"
@@ -77,6 +78,10 @@ struct TranslationRecipe {
   std::function<double(const TranslationConfig& cfg, int64_t step)> learning_rate;
   // What the log says about the schedule ("" for a constant rate).
   std::function<std::string(const TranslationConfig& cfg)> describe_schedule;
+  // Without data flags (the synthetic task): defaults for flags not given,
+  // {"--steps", "400"}, so that the bare command is a quick demonstration.
+  // --vocab-size is 400 there for every model.
+  std::vector<std::pair<std::string, std::string>> synthetic_defaults;
 };
 
 // The whole driver: parses the flags, then trains or (--translate) translates.
