@@ -1,4 +1,4 @@
-// Fused ops of MLP attention; see attention_ops.h.
+// Fused ops of attention; see attention_ops.h.
 //
 //   add_tanh      y = tanh(a + b)             dz = g · (1 − y²)
 //                                             da += Σ_broadcast dz,  db += Σ_broadcast dz
@@ -113,6 +113,71 @@ Var weighted_sum(const Var& weights, const Var& values) {
                          pdw[at] = fresh_w ? acc : pdw[at] + acc;
                        }
                      }
+                   }
+                 });
+  });
+}
+
+Var attention_softmax(const Var& scores, float scale, const Tensor& key_mask, bool causal) {
+  check(scores.defined() && scores.rank() == 4, "attention_softmax: scores {} must be [B, H, Tq, Tk]",
+        scores.defined() ? scores.shape().str() : "undefined");
+  const int64_t batch = scores.dim(0), heads = scores.dim(1), tq = scores.dim(2), tk = scores.dim(3);
+  check(!key_mask.defined() || key_mask.shape() == Shape{batch, tk}, "attention_softmax: key mask {} must be [{}, {}]",
+        key_mask.defined() ? key_mask.shape().str() : "", batch, tk);
+  check(!causal || tq == tk, "attention_softmax: a causal mask needs as many queries as keys, got {} and {}", tq, tk);
+  const float* mask = key_mask.defined() ? key_mask.data() : nullptr;
+  // Every query must see a key. Causal: query 0 sees key 0 alone, and every
+  // later query sees key 0 too, so key 0 must be real. Otherwise any real key will do.
+  for (int64_t b = 0; b < batch && mask; ++b) {
+    bool any = causal ? mask[b * tk] != 0.0f : false;
+    for (int64_t j = 0; j < tk && !causal && !any; ++j) any = mask[b * tk + j] != 0.0f;
+    check(any, "attention_softmax: a query of batch item {} can see no key (key mask {}{})", b, key_mask.shape(),
+          causal ? ", causal: its first key is masked" : "");
+  }
+  Tensor y = Tensor::empty(scores.shape());
+  const float* px = scores.value().data();
+  float* py = y.data();
+  // One row (b, h, i) per task: the visible keys are j < limit(i) with mask[b, j] ≠ 0.
+  parallel_for(batch * heads * tq, std::max<int64_t>(1, kGrainHeavy / std::max<int64_t>(tk, 1)),
+               [&](int64_t lo, int64_t hi) {
+                 for (int64_t r = lo; r < hi; ++r) {
+                   const int64_t b = r / (heads * tq), i = r % tq;
+                   const int64_t limit = causal ? i + 1 : tk;
+                   const float* x = px + r * tk;
+                   const float* m = mask ? mask + b * tk : nullptr;
+                   float* out = py + r * tk;
+                   float top = -INFINITY;
+                   for (int64_t j = 0; j < limit; ++j)
+                     if (!m || m[j] != 0.0f) top = std::max(top, scale * x[j]);
+                   float total = 0.0f;
+                   for (int64_t j = 0; j < limit; ++j) {
+                     const float e = !m || m[j] != 0.0f ? fast_exp(scale * x[j] - top) : 0.0f;
+                     out[j] = e;
+                     total += e;
+                   }
+                   const float inv = 1.0f / total;
+                   for (int64_t j = 0; j < limit; ++j) out[j] *= inv;
+                   for (int64_t j = limit; j < tk; ++j) out[j] = 0.0f;
+                 }
+               });
+  return tape().record("attention_softmax", std::move(y), {scores}, [scale, tk](Node& n) {
+    bool fresh = false;
+    Tensor* dx = n.input_grad(0, fresh);
+    if (!dx) return;
+    const float *pa = n.value.data(), *pg = n.grad.data();
+    float* pd = dx->data();
+    const int64_t rows = n.value.numel() / tk;
+    parallel_for(rows, std::max<int64_t>(1, kGrainElementwise / std::max<int64_t>(tk, 1)),
+                 [&](int64_t lo, int64_t hi) {
+                   for (int64_t r = lo; r < hi; ++r) {
+                     const float *a = pa + r * tk, *g = pg + r * tk;
+                     float* d = pd + r * tk;
+                     float dot = 0.0f;
+                     for (int64_t j = 0; j < tk; ++j) dot += g[j] * a[j];
+                     if (fresh)
+                       for (int64_t j = 0; j < tk; ++j) d[j] = scale * a[j] * (g[j] - dot);
+                     else
+                       for (int64_t j = 0; j < tk; ++j) d[j] += scale * a[j] * (g[j] - dot);
                    }
                  });
   });

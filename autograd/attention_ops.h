@@ -1,7 +1,6 @@
 #pragma once
-// Fused ops of MLP attention (layers/attention.h), one node where the
-// composed form kept a full-size intermediate per decoder step that no
-// backward needs.
+// Fused ops of attention (layers/attention.h), one node where the composed
+// form kept full-size intermediates that no backward needs.
 #include "rmsgrad/autograd/var.h"
 
 namespace rg {
@@ -15,5 +14,16 @@ Var add_tanh(const Var& a, const Var& b);
 // Saves nothing beyond its inputs: the composed sum(weights ⊙ values, 0) also
 // kept the product [S, B, C] of every decoder step.
 Var weighted_sum(const Var& weights, const Var& values);
+
+// Multi-head attention's weights from its scores, in one pass:
+//   scores [B, H, Tq, Tk] → A [B, H, Tq, Tk],
+//   A[b, h, i, :] = softmax(scale · scores[b, h, i, :]) over the keys j that
+//   query i may see — key_mask[b, j] ≠ 0 (all keys when key_mask is
+//   undefined) and, when causal, j ≤ i — and exactly 0 at every other key.
+// Backward: dS = scale · A ⊙ (dA − Σ_j dA A), which is 0 at blocked keys
+// because A is. Saves only A: the composed form (scale, fill the blocked
+// scores, softmax, zero the blocked weights) kept four [B, H, Tq, Tk]
+// tensors. A query that can see no key is an error.
+Var attention_softmax(const Var& scores, float scale, const Tensor& key_mask = {}, bool causal = false);
 
 }  // namespace rg

@@ -162,27 +162,12 @@ AttentionOutput MultiHeadAttention::attend(const Var& query, const KeyValues& kv
         tk);
   const int64_t size = model_size_ / heads_;
 
-  Var q = split_heads(q_proj->forward(query) * (1.0f / std::sqrt(static_cast<float>(size))), heads_);
+  Var q = split_heads(q_proj->forward(query), heads_);                          // [B·h, Tq, d]
   Var k = split_heads(kv.keys, heads_);                                         // [B·h, Tk, d]
   Var v = split_heads(kv.values, heads_);                                       // [B·h, Tk, d]
-  Var scores = reshape(matmul(q, k, false, true), {batch, heads_, tq, tk});     // Q Kᵀ / sqrt(d)
-  Tensor blocked;  // [B, 1, Tq, Tk], 1 = blocked, shared by every head
-  if (key_mask.defined() || causal) {
-    blocked = Tensor::zeros(Shape{batch, 1, tq, tk});
-    for (int64_t b = 0; b < batch; ++b)
-      for (int64_t i = 0; i < tq; ++i) {
-        bool any_visible = false;
-        for (int64_t j = 0; j < tk; ++j) {
-          const bool pad = key_mask.defined() && key_mask.data()[b * tk + j] == 0.0f;
-          const bool future = causal && j > i;
-          blocked.data()[(b * tq + i) * tk + j] = pad || future ? 1.0f : 0.0f;
-          any_visible = any_visible || !(pad || future);
-        }
-        check(any_visible, "MultiHeadAttention: query {} of batch item {} can see no key (key mask {}{})", i, b,
-              key_mask.defined() ? key_mask.shape().str() : "none", causal ? ", causal" : "");
-      }
-  }
-  Var weights = blocked.defined() ? masked_softmax(scores, blocked, -1) : softmax(scores, -1);  // [B, h, Tq, Tk]
+  Var scores = reshape(matmul(q, k, false, true), {batch, heads_, tq, tk});     // Q Kᵀ
+  // softmax(Q Kᵀ / sqrt(d)) over the visible keys, blocked ones exactly 0, in one fused op.
+  Var weights = attention_softmax(scores, 1.0f / std::sqrt(static_cast<float>(size)), key_mask, causal);
   Var kept = dropout ? dropout->forward(weights) : weights;
   Var heads_out = matmul(reshape(kept, {batch * heads_, tq, tk}), v);            // [B·h, Tq, d]
   return {out_proj->forward(merge_heads(heads_out, heads_)), weights};

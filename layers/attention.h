@@ -26,10 +26,12 @@
 // far, appends each new position's (append), and attends over them, instead
 // of projecting the whole prefix again (layers/transformer.h).
 //
-// Both mask by filling blocked scores with a large negative value before the
-// softmax and setting the blocked weights to exactly 0 after it, so padded
-// positions get weight 0 and gradient 0. A query that can see no position at
-// all is an error (checked), never a silent uniform average.
+// Blocked positions get weight exactly 0 and gradient 0: MLPAttention fills
+// their scores with a large negative value before the softmax and zeroes
+// their weights after it; MultiHeadAttention does the scaling, the masking
+// and the softmax in one fused op (attention_softmax, autograd/attention_ops.h)
+// that saves only the weights. A query that can see no position at all is an
+// error (checked), never a silent uniform average.
 #include <cstdint>
 #include <memory>
 #include <vector>
