@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
   app.add_option("--norm-impl", impl, "fused kernels or composed from ops")
       ->check(CLI::IsMember({"fused", "composed"}));
   app.add_option("--steps", steps, "timed steps")->check(CLI::PositiveNumber);
-  app.add_option("--dump", dump, "write the check for the PyTorch twin to this folder instead (rnnsearch)");
+  app.add_option("--dump", dump, "write the check for the PyTorch twin to this folder instead (rnnsearch, transformer)");
   if (int code = bench::parse_bench_flags(app, argc, argv); code >= 0) return code;
   try {
     set_num_threads(flags.threads);

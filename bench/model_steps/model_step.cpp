@@ -1,13 +1,16 @@
 #include "bench/model_steps/model_step.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 
 #include "bench/model_steps/convpool_step.h"
 #include "bench/model_steps/order_embedding_step.h"
 #include "bench/model_steps/reader_step.h"
 #include "bench/model_steps/rnnsearch_step.h"
+#include "bench/model_steps/transformer_step.h"
 #include "rmsgrad/core/error.h"
+#include "rmsgrad/experiments/common/npy.h"
 
 namespace rg::bench {
 
@@ -67,7 +70,7 @@ void ModelStep::reshape(int64_t, int64_t, int64_t) {
 }
 
 void ModelStep::dump(const std::string&) {
-  throw Error("--dump: only the rnnsearch model writes a check for its twin");
+  throw Error("--dump: only the rnnsearch and transformer models write a check for their twins");
 }
 
 std::unique_ptr<ModelStep> make_model_step(std::string_view model, const NormChoice& norm, Sizes& sizes) {
@@ -76,6 +79,7 @@ std::unique_ptr<ModelStep> make_model_step(std::string_view model, const NormCho
   else if (model == "reader") step = std::make_unique<ReaderStep>(norm, sizes);
   else if (model == "order_embedding") step = std::make_unique<OrderEmbeddingStep>(norm, sizes);
   else if (model == "convpool") step = std::make_unique<ConvPoolStep>(norm, sizes);
+  else if (model == "transformer") step = std::make_unique<TransformerStep>(norm, sizes);
   else throw Error(fmt::format("unknown model '{}' (expected {})", model, kModelNames));
   sizes.check_all_read(model);
   return step;
@@ -94,6 +98,26 @@ TokenBatch random_tokens(const std::vector<int64_t>& lengths, int64_t vocab, Gen
       mask.data()[t * batch + b] = 1.0f;
     }
   return {Indices(Shape{steps, batch}, std::move(ids)), mask};
+}
+
+std::vector<int64_t> sentence_lengths(int64_t max_len, int64_t batch, int64_t stride) {
+  const int64_t low = std::max<int64_t>(1, max_len - 9);
+  std::vector<int64_t> lengths(static_cast<size_t>(batch));
+  for (int64_t b = 0; b < batch; ++b) lengths[static_cast<size_t>(b)] = low + (stride * b) % (max_len - low + 1);
+  return lengths;
+}
+
+void write_ids(const std::string& path, const TokenBatch& s) {
+  Tensor t = Tensor::empty(s.mask.shape());
+  for (size_t i = 0; i < s.ids.values.size(); ++i) t.data()[i] = static_cast<float>(s.ids.values[i]);
+  write_npy(path, t);
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  check(f != nullptr, "bench: cannot write {}", path);
+  std::fputs(text.c_str(), f);
+  std::fclose(f);
 }
 
 }  // namespace rg::bench

@@ -72,7 +72,7 @@ class ModelStep {
   // whose shapes vary as real batches do. The other models throw.
   virtual void reshape(int64_t batch, int64_t first, int64_t second);
   // The model's checks against its PyTorch twin: parameters, batch and one
-  // backward's gradients written to dir (only RNNSearch has it).
+  // backward's gradients written to dir (RNNSearch and the Transformer).
   virtual void dump(const std::string& dir);
   double loss() const { return loss_; }
 
@@ -88,7 +88,7 @@ class ModelStep {
   double loss_ = 0.0;
 };
 
-inline constexpr std::string_view kModelNames = "rnnsearch|reader|order_embedding|convpool";
+inline constexpr std::string_view kModelNames = "rnnsearch|transformer|reader|order_embedding|convpool";
 std::unique_ptr<ModelStep> make_model_step(std::string_view model, const NormChoice& norm, Sizes& sizes);
 
 // ---- batches shared by the text models ----
@@ -101,5 +101,13 @@ struct TokenBatch {
   Tensor mask;
 };
 TokenBatch random_tokens(const std::vector<int64_t>& lengths, int64_t vocab, Generator& gen, int32_t eos = -1);
+
+// The translation benchmarks' sentence lengths: sentence b of a batch with
+// longest length L has Lmin + (stride·b) mod (L − Lmin + 1) tokens, Lmin = max(1, L − 9).
+std::vector<int64_t> sentence_lengths(int64_t max_len, int64_t batch, int64_t stride);
+
+// For the twins' checks (dump): ids as a float .npy, and a text file.
+void write_ids(const std::string& path, const TokenBatch& s);
+void write_text(const std::string& path, const std::string& text);
 
 }  // namespace rg::bench

@@ -10,32 +10,7 @@
 
 namespace rg::bench {
 
-namespace {
-
 constexpr int32_t kEos = 3;
-
-// Sentence b's length: Lmin + (stride·b) mod (L − Lmin + 1), Lmin = max(1, L − 9).
-std::vector<int64_t> sentence_lengths(int64_t max_len, int64_t batch, int64_t stride) {
-  const int64_t low = std::max<int64_t>(1, max_len - 9);
-  std::vector<int64_t> lengths(batch);
-  for (int64_t b = 0; b < batch; ++b) lengths[b] = low + (stride * b) % (max_len - low + 1);
-  return lengths;
-}
-
-void write_ids(const std::string& path, const TokenBatch& s) {
-  Tensor t = Tensor::empty(s.mask.shape());
-  for (size_t i = 0; i < s.ids.values.size(); ++i) t.data()[i] = static_cast<float>(s.ids.values[i]);
-  write_npy(path, t);
-}
-
-void write_text(const std::string& path, const std::string& text) {
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  check(f != nullptr, "bench: cannot write {}", path);
-  std::fputs(text.c_str(), f);
-  std::fclose(f);
-}
-
-}  // namespace
 
 RnnSearchStep::RnnSearchStep(const NormChoice& norm, Sizes& sizes) {
   const int64_t batch = sizes.integer("batch", 80);

@@ -4,6 +4,7 @@
 #include <sentencepiece_trainer.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "rmsgrad/core/error.h"
 
@@ -27,20 +28,48 @@ class VectorIterator : public sentencepiece::SentenceIterator {
 
 }  // namespace
 
-void Subword::train(const std::vector<std::string>& sentences, int vocab_size, const std::string& model_path) {
+Subword Subword::trained(const std::vector<std::string>& sentences, int vocab_size) {
   check(!sentences.empty(), "subword: no training sentences");
   check(vocab_size > 8, "subword: vocabulary size {} is too small", vocab_size);
-  std::string prefix = model_path;
-  if (prefix.size() > 6 && prefix.ends_with(".model")) prefix.resize(prefix.size() - 6);
   const std::string args = fmt::format(
-      "--model_prefix={} --vocab_size={} --model_type=bpe --character_coverage=1.0 "
+      "--vocab_size={} --model_type=bpe --character_coverage=1.0 "
       "--pad_id=0 --unk_id=1 --bos_id=2 --eos_id=3 --input_sentence_size=0 --shuffle_input_sentence=false "
       "--num_threads=1 --minloglevel=2",
-      prefix, vocab_size);
+      vocab_size);
   VectorIterator it(sentences);
-  const auto status = sentencepiece::SentencePieceTrainer::Train(args, &it);
+  std::string serialized;
+  const auto status = sentencepiece::SentencePieceTrainer::Train(args, &it, &serialized);
   check(status.ok(), "subword: SentencePiece training failed: {}", status.ToString());
+  Subword subword;
+  const auto loaded = subword.processor_->LoadFromSerializedProto(serialized);
+  check(loaded.ok(), "subword: cannot load the model just trained: {}", loaded.ToString());
+  return subword;
 }
+
+void Subword::train(const std::vector<std::string>& sentences, int vocab_size, const std::string& model_path) {
+  trained(sentences, vocab_size).save(model_path);
+}
+
+void Subword::save(const std::string& model_path) const {
+  const std::string temporary = model_path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    const std::string bytes = processor_->serialized_model_proto();
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    if (out.fail()) {
+      std::error_code ignored;
+      std::filesystem::remove(temporary, ignored);
+      throw Error(fmt::format("subword: cannot write {}", model_path));
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temporary, model_path, ec);
+  check(!ec, "subword: cannot replace {}: {}", model_path, ec.message());
+}
+
+Subword::Subword() : processor_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {}
+Subword::Subword(Subword&&) noexcept = default;
 
 Subword::Subword(const std::string& model_path) : processor_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {
   check(std::filesystem::exists(model_path), "subword: model {} does not exist", model_path);

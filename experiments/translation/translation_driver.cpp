@@ -89,13 +89,17 @@ int translation_main(int argc, char** argv, const TranslationRecipe& recipe) {
     run.note(fmt::format("{}: {} training, {} validation, {} test pairs", synthetic ? "synthetic task" : cfg.train_src,
                          corpus.train.size(), corpus.valid.size(), corpus.test.size()));
 
+    // A new subword model stays in memory until training starts, so that a
+    // start that fails leaves an earlier run's subword.model as it was.
     const std::string subword_path = run.path("subword.model");
-    if (!(run.resuming() && fs::exists(subword_path))) {
+    const bool subword_saved = run.resuming() && fs::exists(subword_path);
+    auto joint_text = [&] {
       std::vector<std::string> text = corpus.train.source;
       text.insert(text.end(), corpus.train.target.begin(), corpus.train.target.end());
-      Subword::train(text, static_cast<int>(cfg.vocab_size), subword_path);
-    }
-    Subword subword(subword_path);
+      return text;
+    };
+    Subword subword = subword_saved ? Subword(subword_path)
+                                    : Subword::trained(joint_text(), static_cast<int>(cfg.vocab_size));
     EncodedPairs train_pairs = encode_pairs(corpus.train, subword, cfg.max_length);
     EncodedPairs valid_pairs = encode_pairs(corpus.valid, subword, 0);
     check(train_pairs.size() > 0, "no training pair is left after the length filter");
@@ -162,6 +166,7 @@ int translation_main(int argc, char** argv, const TranslationRecipe& recipe) {
       run.note(fmt::format("test (best checkpoint, step {}, beam {}): {} {}", best_step, cfg.beam, bleu.str(),
                            bleu.signature()));
     };
+    if (!subword_saved) subword.save(subword_path);
     loop.run();
     return 0;
   });

@@ -1,0 +1,93 @@
+#include "bench/model_steps/transformer_step.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/experiments/common/npy.h"
+#include "rmsgrad/optim/clip.h"
+
+namespace rg::bench {
+
+constexpr int32_t kEos = 3;
+
+TransformerStep::TransformerStep(const NormChoice& norm, Sizes& sizes) {
+  const int64_t batch = sizes.integer("batch", 186);
+  const int64_t src_len = sizes.integer("src_len", 22), tgt_len = sizes.integer("tgt_len", 22);
+  options_.source_vocab = options_.target_vocab = sizes.integer("vocab", 8000);
+  check(options_.source_vocab > 4, "transformer: vocab must be above 4");
+  options_.layer.model_size = sizes.integer("d", 256);
+  options_.layer.ffn_size = sizes.integer("ffn", 1024);
+  options_.layer.heads = sizes.integer("heads", 4);
+  options_.encoder_layers = options_.decoder_layers = sizes.integer("layers", 3);
+  options_.layer.norm_position = parse_norm_position(sizes.text("position", "post"));
+  options_.layer.norm.kind = norm.kind;
+  options_.layer.norm.impl = norm.impl;
+  options_.layer.norm.p = static_cast<float>(sizes.real("p", 0.0625));
+  options_.layer.dropout = static_cast<float>(sizes.real("dropout", 0.1));
+  options_.label_smoothing = static_cast<float>(sizes.real("label_smoothing", 0.1));
+  {
+    ScopedAllocationTag tag("parameters");
+    model_ = std::make_unique<Transformer>(options_, gen_, noise_gen_);
+    model_->train();
+  }
+  reshape(batch, src_len, tgt_len);
+  adam_ = std::make_unique<Adam>(model_->named_parameters(),
+                                 AdamOptions{.lr = 7e-4, .beta1 = 0.9, .beta2 = 0.98, .eps = 1e-9});
+}
+
+void TransformerStep::reshape(int64_t batch, int64_t src_len, int64_t tgt_len) {
+  source_ = random_tokens(sentence_lengths(src_len, batch, 7), options_.source_vocab, gen_, kEos);
+  target_ = random_tokens(sentence_lengths(tgt_len, batch, 3), options_.target_vocab, gen_, kEos);
+}
+
+void TransformerStep::run() {
+  Var loss = model_->loss(source_.ids, source_.mask, target_.ids, target_.mask);
+  adam_->zero_grad();
+  loss.backward();
+  update(*adam_, [] {});  // the recipe does not clip
+  loss_ = loss.item();
+  tape().clear();
+}
+
+void TransformerStep::dump(const std::string& dir) {
+  namespace fs = std::filesystem;
+  check(options_.layer.dropout == 0.0f, "--dump needs --set dropout=0 (the twin's check runs without dropout)");
+  fs::create_directories(fs::path(dir) / "params");
+  fs::create_directories(fs::path(dir) / "grads");
+  // Gains and biases start at exactly 1 and 0, which would hide a bias added
+  // in the wrong place or a gain applied to the wrong norm: the check moves
+  // every vector parameter off its init by N(0, 0.1²) (generator 5).
+  Generator perturb(5);
+  for (auto& [name, param] : model_->named_parameters())
+    if (param.rank() == 1) param.value().add_(normal(param.shape(), 0.0f, 0.1f, perturb));
+  for (const auto& [name, param] : model_->named_parameters())
+    write_npy((fs::path(dir) / "params" / (name + ".npy")).string(), param.value());
+  write_ids((fs::path(dir) / "source.npy").string(), source_);
+  write_ids((fs::path(dir) / "target.npy").string(), target_);
+  write_npy((fs::path(dir) / "source_mask.npy").string(), source_.mask);
+  write_npy((fs::path(dir) / "target_mask.npy").string(), target_.mask);
+  Var loss = model_->loss(source_.ids, source_.mask, target_.ids, target_.mask);
+  model_->zero_grad();
+  loss.backward();
+  const double norm_before = grad_norm(model_->named_parameters());
+  for (auto& [name, param] : model_->named_parameters())
+    write_npy((fs::path(dir) / "grads" / (name + ".npy")).string(), param.grad());
+  const TransformerLayerOptions& layer = options_.layer;
+  write_text((fs::path(dir) / "config.json").string(),
+             fmt::format("{{\"norm\": \"{}\", \"position\": \"{}\", \"vocab\": {}, \"d\": {}, \"ffn\": {}, "
+                         "\"heads\": {}, \"layers\": {}, \"p\": {}, \"label_smoothing\": {}}}\n",
+                         norm_name(layer.norm.kind), norm_position_name(layer.norm_position), options_.source_vocab,
+                         layer.model_size, layer.ffn_size, layer.heads, options_.encoder_layers, layer.norm.p,
+                         options_.label_smoothing));
+  write_text((fs::path(dir) / "result.json").string(),
+             fmt::format("{{\"loss\": {:.9g}, \"grad_norm\": {:.9g}, \"parameters\": {}}}\n", loss.item(),
+                         norm_before, model_->parameter_count()));
+  std::printf("bench_step: wrote %s (transformer, norm %s, %s-norm, loss %.6f, gradient norm %.6f)\n", dir.c_str(),
+              norm_name(layer.norm.kind).c_str(), norm_position_name(layer.norm_position).c_str(), loss.item(),
+              norm_before);
+  tape().clear();
+}
+
+}  // namespace rg::bench
