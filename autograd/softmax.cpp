@@ -12,6 +12,7 @@
 // Each row has a weight w (its row weight, 0 when t is ignore_index); the loss
 // is Σ w ℓ / Σ w (or Σ w ℓ). Fused: only lse per row is saved; backward
 // recomputes p from the logits, so no [N, C] tensor outlives the forward.
+#include <algorithm>
 #include <cmath>
 
 #include "rmsgrad/autograd/ops.h"
@@ -143,7 +144,9 @@ Var cross_entropy(const Var& logits, const Indices& targets, const CrossEntropyO
     for (int64_t r = lo; r < hi; ++r) {
       const float* row = x + r * classes;
       float m = -INFINITY, s = 0.0f, xsum = 0.0f;
+#pragma omp simd reduction(max : m)
       for (int64_t c = 0; c < classes; ++c) m = std::max(m, row[c]);
+#pragma omp simd reduction(+ : s, xsum)
       for (int64_t c = 0; c < classes; ++c) s += fast_exp(row[c] - m), xsum += row[c];
       float l = m + std::log(s);
       (*lse)[r] = l;
@@ -159,7 +162,8 @@ Var cross_entropy(const Var& logits, const Indices& targets, const CrossEntropyO
 
   return tape().record("cross_entropy", std::move(out), {logits},
                        [values = targets.values, weights, lse, norm, eps, classes](Node& n) {
-                         Tensor* dx = n.input_grad(0);
+                         bool assign = false;
+                         Tensor* dx = n.input_grad(0, assign);
                          if (!dx) return;
                          const float g = n.grad.data()[0] * norm;
                          const float* x = n.inputs[0]->value.data();
@@ -168,11 +172,20 @@ Var cross_entropy(const Var& logits, const Indices& targets, const CrossEntropyO
                          parallel_for(rows, std::max<int64_t>(1, kGrainHeavy / classes), [&](int64_t lo, int64_t hi) {
                            for (int64_t r = lo; r < hi; ++r) {
                              const float w = g * (*weights)[r];
-                             if (w == 0.0f) continue;
-                             const float* row = x + r * classes;
                              float* drow = d + r * classes;
+                             if (w == 0.0f) {
+                               if (assign) std::fill(drow, drow + classes, 0.0f);
+                               continue;
+                             }
+                             const float* row = x + r * classes;
                              const float l = (*lse)[r], smooth = eps / classes;
-                             for (int64_t c = 0; c < classes; ++c) drow[c] += w * (fast_exp(row[c] - l) - smooth);
+                             if (assign) {
+#pragma omp simd
+                               for (int64_t c = 0; c < classes; ++c) drow[c] = w * (fast_exp(row[c] - l) - smooth);
+                             } else {
+#pragma omp simd
+                               for (int64_t c = 0; c < classes; ++c) drow[c] += w * (fast_exp(row[c] - l) - smooth);
+                             }
                              drow[values[r]] -= w * (1.0f - eps);
                            }
                          });

@@ -14,6 +14,7 @@
 // subtraction is exact; valid for |y| < 2²² and here |y| ≤ 128. GCC 12 cannot
 // vectorise __builtin_roundevenf, which kept every loop calling this scalar.
 #include <bit>
+#include <cmath>
 #include <cstdint>
 
 namespace rg {
@@ -29,7 +30,8 @@ inline float branchless_select(bool condition, float if_true, float if_false) {
 }
 
 inline float fast_exp(float x) {
-  x = x < -87.3f ? -87.3f : (x > 88.7f ? 88.7f : x);
+  x = branchless_select(x < -87.3f, -87.3f, x);  // a float ternary here kept every caller's loop scalar
+  x = branchless_select(x > 88.7f, 88.7f, x);
   constexpr float kRound = 12582912.0f;  // 1.5·2²³
   const float n = (x * 1.44269504088896341f + kRound) - kRound;
   float r = x - n * 0.693359375f;  // ln2, high part (exact in float)
@@ -50,7 +52,7 @@ inline float fast_sigmoid(float x) { return 1.0f / (1.0f + fast_exp(-x)); }
 // tanh(x) = sign(x)·(1 − 2 / (e^{2|x|} + 1)); near 0 that subtraction loses
 // relative precision, so |x| < 0.625 uses Cephes' odd polynomial instead.
 inline float fast_tanh(float x) {
-  const float a = x < 0 ? -x : x;
+  const float a = std::fabs(x);
   const float far = 1.0f - 2.0f / (fast_exp(2.0f * a) + 1.0f);
   const float z = x * x;
   float p = -5.70498872745e-3f;
@@ -59,7 +61,7 @@ inline float fast_tanh(float x) {
   p = p * z + 1.33314422036e-1f;
   p = p * z - 3.33332819422e-1f;
   const float near = x + x * z * p;
-  return a < 0.625f ? near : (x < 0 ? -far : far);
+  return branchless_select(a < 0.625f, near, std::copysign(far, x));
 }
 
 }  // namespace rg

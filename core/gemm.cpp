@@ -2,12 +2,31 @@
 
 #include <cblas.h>
 
+#include <atomic>
+#include <mutex>
+
+#include "rmsgrad/core/error.h"
 #include "rmsgrad/core/parallel.h"
 
 namespace rg {
 
-void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-          const float* b, float beta, float* c) {
+namespace {
+
+struct Recorder {
+  std::mutex mutex;
+  std::vector<GemmCall> calls;
+};
+std::atomic<Recorder*> active_recorder{nullptr};
+
+void note(const GemmCall& call) {
+  Recorder* recorder = active_recorder.load(std::memory_order_relaxed);
+  if (!recorder) return;
+  std::lock_guard<std::mutex> lock(recorder->mutex);
+  recorder->calls.push_back(call);
+}
+
+void gemm_unrecorded(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                     const float* b, float beta, float* c) {
   if (m == 0 || n == 0) return;
   if (k == 0) {  // BLAS leaves C untouched when K = 0; the math says C = beta·C.
     for (int64_t i = 0; i < m * n; ++i) c[i] = beta == 0.0f ? 0.0f : beta * c[i];
@@ -20,19 +39,44 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
               static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(n));
 }
 
+}  // namespace
+
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+          const float* b, float beta, float* c) {
+  note({trans_a, trans_b, 1, m, n, k, beta != 0.0f});
+  gemm_unrecorded(trans_a, trans_b, m, n, k, alpha, a, b, beta, c);
+}
+
 void gemm_batched(int64_t batch, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
                   float alpha, const float* a, const float* b, float beta, float* c) {
   const int64_t sa = m * k, sb = k * n, sc = m * n;
+  note({trans_a, trans_b, batch, m, n, k, beta != 0.0f});
   const int64_t flops_per_item = 2 * m * n * k;
   // A product of more than ~1 Mflop keeps all threads of BLAS busy by itself.
   if (batch == 1 || flops_per_item > (1 << 20) || num_threads() == 1) {
-    for (int64_t i = 0; i < batch; ++i) gemm(trans_a, trans_b, m, n, k, alpha, a + i * sa, b + i * sb, beta, c + i * sc);
+    for (int64_t i = 0; i < batch; ++i)
+      gemm_unrecorded(trans_a, trans_b, m, n, k, alpha, a + i * sa, b + i * sb, beta, c + i * sc);
     return;
   }
   BlasSerialScope serial;
   parallel_for(batch, 1, [&](int64_t lo, int64_t hi) {
-    for (int64_t i = lo; i < hi; ++i) gemm(trans_a, trans_b, m, n, k, alpha, a + i * sa, b + i * sb, beta, c + i * sc);
+    for (int64_t i = lo; i < hi; ++i)
+      gemm_unrecorded(trans_a, trans_b, m, n, k, alpha, a + i * sa, b + i * sb, beta, c + i * sc);
   });
+}
+
+GemmRecording::GemmRecording() {
+  Recorder* expected = nullptr;
+  check(active_recorder.compare_exchange_strong(expected, new Recorder),
+        "GemmRecording: another recording is already running");
+}
+
+GemmRecording::~GemmRecording() { delete active_recorder.exchange(nullptr); }
+
+std::vector<GemmCall> GemmRecording::calls() const {
+  Recorder* recorder = active_recorder.load();
+  std::lock_guard<std::mutex> lock(recorder->mutex);
+  return recorder->calls;
 }
 
 }  // namespace rg

@@ -3,18 +3,12 @@
 #include <cmath>
 
 #include "rmsgrad/core/error.h"
+#include "rmsgrad/core/fast_math.h"
 #include "rmsgrad/core/parallel.h"
 
 namespace rg {
 
 namespace {
-constexpr uint64_t kGolden = 0x9E3779B97F4A7C15ull;
-
-uint64_t splitmix64(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 // Box–Muller: two uniforms in (0, 1] and [0, 1) give one standard normal.
 // (The second normal of the pair is dropped so that draw j maps to normal j.)
@@ -24,8 +18,6 @@ float box_muller(uint64_t bits_a, uint64_t bits_b) {
   return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2));
 }
 }  // namespace
-
-uint64_t Generator::bits_at(uint64_t index) const { return splitmix64(seed_ + (index + 1) * kGolden); }
 
 uint64_t Generator::reserve(uint64_t count) {
   uint64_t first = offset_;
@@ -87,10 +79,19 @@ Tensor dropout_mask(const Shape& shape, float p, Generator& gen) {
   check(p >= 0.0f && p < 1.0f, "dropout: probability must be in [0, 1), got {}", p);
   Tensor t = Tensor::empty(shape);
   float* m = t.data();
-  float keep_scale = 1.0f / (1.0f - p);
-  uint64_t first = gen.reserve(t.numel());
-  parallel_for(t.numel(), kGrainHeavy, [&](int64_t a, int64_t b) {
-    for (int64_t i = a; i < b; ++i) m[i] = bits_to_uniform(gen.bits_at(first + i)) < p ? 0.0f : keep_scale;
+  const float keep_scale = 1.0f / (1.0f - p);
+  // Dropped when bits_to_uniform(b) < p, i.e. when the top 24 bits, an
+  // integer v, satisfy v < p · 2^24, i.e. v < ceil(p · 2^24): compared as
+  // integers, so the loop vectorises and the masks are the same.
+  const uint32_t threshold = static_cast<uint32_t>(std::ceil(static_cast<double>(p) * 16777216.0));
+  const uint64_t first = gen.reserve(t.numel());
+  const uint64_t seed = gen.seed();
+  parallel_for(t.numel(), kGrainElementwise, [m, keep_scale, threshold, first, seed](int64_t a, int64_t b) {
+    const Generator draws(seed);
+    for (int64_t i = a; i < b; ++i) {
+      const auto top24 = static_cast<uint32_t>(draws.bits_at(first + static_cast<uint64_t>(i)) >> 40);
+      m[i] = branchless_select(top24 < threshold, 0.0f, keep_scale);
+    }
   });
   return t;
 }

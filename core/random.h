@@ -35,7 +35,13 @@ class Generator {
   // Reserves `count` draws and returns the offset of the first; draw j of the
   // block is then bits_at(first + j). This is what parallel fills use.
   uint64_t reserve(uint64_t count);
-  uint64_t bits_at(uint64_t index) const;
+  // Inline, so that a fill's loop over draws can be vectorised.
+  uint64_t bits_at(uint64_t index) const {
+    uint64_t z = seed_ + (index + 1) * 0x9E3779B97F4A7C15ull;  // s + (i + 1) · φ, then splitmix64
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
 
  private:
   uint64_t seed_ = 0;
