@@ -23,10 +23,14 @@ def cell(value, spec):
 
 
 def step_table(ms, by_method):
-    """ms: (impl, norm, method, threads) -> median ms per step."""
+    """ms: (impl, norm, method, threads) -> median ms per step. When the twin also ran under
+    torch.compile (impl "torch.compile"), two more columns give that time and ours ÷ it."""
     method_column = " similarity |" if by_method else ""
-    print(f"| threads |{method_column} norm | ours ms/step | PyTorch ms/step | ours ÷ PyTorch | ours ÷ our LayerNorm |")
-    print("|---|---|---|---|---|---|" + ("---|" if by_method else ""))
+    compiled = any(impl == "torch.compile" for impl, _, _, _ in ms)
+    compile_columns = " torch.compile ms/step | ours ÷ torch.compile |" if compiled else ""
+    print(f"| threads |{method_column} norm | ours ms/step | PyTorch ms/step | ours ÷ PyTorch |{compile_columns} "
+          "ours ÷ our LayerNorm |")
+    print("|---|---|---|---|---|---|" + ("---|" if by_method else "") + ("---|---|" if compiled else ""))
     for (impl, norm, method, t), v in sorted(ms.items(), key=lambda kv: (kv[0][3], kv[0][2] or "",
                                                                          ORDER.get(kv[0][1], 9))):
         if impl != "rmsgrad":
@@ -34,8 +38,12 @@ def step_table(ms, by_method):
         torch = ms.get(("torch", norm, method, t))
         ln = ms.get(("rmsgrad", "layernorm", method, t))
         method_cell = f" {method} |" if by_method else ""
+        compile_cells = ""
+        if compiled:
+            inductor = ms.get(("torch.compile", norm, method, t))
+            compile_cells = f" {cell(inductor, '.0f')} | {cell(inductor and v / inductor, '.2f')} |"
         print(f"| {t} |{method_cell} {norm} | {v:.0f} | {cell(torch, '.0f')} | {cell(torch and v / torch, '.2f')} "
-              f"| {cell(ln and v / ln, '.3f')} |")
+              f"|{compile_cells} {cell(ln and v / ln, '.3f')} |")
 
 
 def parameter_table(params):

@@ -3,11 +3,12 @@
 # training step of MODEL, fused and composed from ops, against LayerNorm's in
 # interleaved rounds in one process (build/bin/bench_norm_impl), at the sizes
 # and threads the driver flags name (--width, --batch, --embed, --hidden,
-# --embed-dim, --threads; the rest of the model is the benchmark's recipe and
+# --embed-dim, the Transformer's --model-size --ffn --heads --layers
+# --norm-position, --threads; the rest of the model is the benchmark's recipe and
 # its fixed random batch). Writes the JSON lines to OUT/paired.jsonl, which
 # `paper_table --paired` turns into the table's time columns.
 #
-#   scripts/paired_timing.sh MODEL OUT [driver flags ...]     MODEL: rnnsearch reader order_embedding convpool
+#   scripts/paired_timing.sh MODEL OUT [driver flags ...]     MODEL: rnnsearch transformer reader order_embedding convpool
 #
 # PAIRS (default 20) timed rounds; PAIRED=0 skips the timing (the table then
 # says its times come from separate runs). NORMS_TIMED and IMPLS (default
@@ -21,6 +22,7 @@ shift 2
 declare -A keys
 case "$model" in
   rnnsearch) keys=([--batch]=batch [--embed]=embed [--hidden]=hidden [--p]=p) ;;
+  transformer) keys=([--model-size]=d [--ffn]=ffn [--heads]=heads [--layers]=layers [--norm-position]=position [--p]=p) ;;
   reader) keys=([--batch]=batch [--embed]=embed [--hidden]=hidden) ;;
   order_embedding) keys=([--batch]=batch [--embed-dim]=hidden) ;;
   convpool) keys=([--batch]=batch [--width]=width) ;;
