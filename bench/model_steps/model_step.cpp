@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 
 #include "bench/model_steps/convpool_step.h"
 #include "bench/model_steps/order_embedding_step.h"
@@ -11,6 +12,7 @@
 #include "bench/model_steps/transformer_step.h"
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/experiments/common/npy.h"
+#include "rmsgrad/optim/clip.h"
 
 namespace rg::bench {
 
@@ -118,6 +120,32 @@ void write_text(const std::string& path, const std::string& text) {
   check(f != nullptr, "bench: cannot write {}", path);
   std::fputs(text.c_str(), f);
   std::fclose(f);
+}
+
+CheckResult write_translation_check(const std::string& dir, Seq2Seq& model, const TokenBatch& source,
+                                    const TokenBatch& target, const std::string& config_json) {
+  namespace fs = std::filesystem;
+  const fs::path root(dir);
+  fs::create_directories(root / "params");
+  fs::create_directories(root / "grads");
+  for (const auto& [name, param] : model.named_parameters())
+    write_npy((root / "params" / (name + ".npy")).string(), param.value());
+  write_ids((root / "source.npy").string(), source);
+  write_ids((root / "target.npy").string(), target);
+  write_npy((root / "source_mask.npy").string(), source.mask);
+  write_npy((root / "target_mask.npy").string(), target.mask);
+  Var loss = model.loss(source.ids, source.mask, target.ids, target.mask);
+  model.zero_grad();
+  loss.backward();
+  const CheckResult result{loss.item(), grad_norm(model.named_parameters())};
+  for (auto& [name, param] : model.named_parameters())
+    write_npy((root / "grads" / (name + ".npy")).string(), param.grad());
+  write_text((root / "config.json").string(), config_json);
+  write_text((root / "result.json").string(),
+             fmt::format("{{\"loss\": {:.9g}, \"grad_norm\": {:.9g}, \"parameters\": {}}}\n", result.loss,
+                         result.grad_norm, model.parameter_count()));
+  tape().clear();
+  return result;
 }
 
 }  // namespace rg::bench

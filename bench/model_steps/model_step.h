@@ -32,6 +32,7 @@
 #include "rmsgrad/core/random.h"
 #include "rmsgrad/layers/module.h"
 #include "rmsgrad/layers/normalization.h"
+#include "rmsgrad/models/seq2seq.h"
 
 namespace rg::bench {
 
@@ -109,5 +110,15 @@ std::vector<int64_t> sentence_lengths(int64_t max_len, int64_t batch, int64_t st
 // For the twins' checks (dump): ids as a float .npy, and a text file.
 void write_ids(const std::string& path, const TokenBatch& s);
 void write_text(const std::string& path, const std::string& text);
+
+// A translation model's check for its twin, written to dir: params/<name>.npy,
+// the batch (source, target and their masks), one backward's grads/<name>.npy,
+// config.json (`config_json`, the model's settings) and result.json (loss,
+// gradient norm, parameter count). Returns the loss and the gradient norm.
+struct CheckResult {
+  double loss = 0.0, grad_norm = 0.0;
+};
+CheckResult write_translation_check(const std::string& dir, Seq2Seq& model, const TokenBatch& source,
+                                    const TokenBatch& target, const std::string& config_json);
 
 }  // namespace rg::bench

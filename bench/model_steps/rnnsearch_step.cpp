@@ -48,33 +48,15 @@ void RnnSearchStep::run() {
 }
 
 void RnnSearchStep::dump(const std::string& dir) {
-  namespace fs = std::filesystem;
   check(options_.dropout == 0.0f, "--dump needs --set dropout=0 (the twin's check runs without dropout)");
-  fs::create_directories(fs::path(dir) / "params");
-  fs::create_directories(fs::path(dir) / "grads");
-  for (const auto& [name, param] : model_->named_parameters())
-    write_npy((fs::path(dir) / "params" / (name + ".npy")).string(), param.value());
-  write_ids((fs::path(dir) / "source.npy").string(), source_);
-  write_ids((fs::path(dir) / "target.npy").string(), target_);
-  write_npy((fs::path(dir) / "source_mask.npy").string(), source_.mask);
-  write_npy((fs::path(dir) / "target_mask.npy").string(), target_.mask);
-  Var loss = model_->loss(source_.ids, source_.mask, target_.ids, target_.mask);
-  model_->zero_grad();
-  loss.backward();
-  const double norm_before = grad_norm(model_->named_parameters());
-  for (auto& [name, param] : model_->named_parameters())
-    write_npy((fs::path(dir) / "grads" / (name + ".npy")).string(), param.grad());
-  write_text((fs::path(dir) / "config.json").string(),
-             fmt::format("{{\"norm\": \"{}\", \"vocab\": {}, \"embed\": {}, \"hidden\": {}, \"p\": {}, "
-                         "\"label_smoothing\": {}}}\n",
-                         norm_name(options_.norm.kind), options_.source_vocab, options_.embed, options_.hidden,
-                         options_.norm.p, options_.label_smoothing));
-  write_text((fs::path(dir) / "result.json").string(),
-             fmt::format("{{\"loss\": {:.9g}, \"grad_norm\": {:.9g}, \"parameters\": {}}}\n", loss.item(),
-                         norm_before, model_->parameter_count()));
+  const std::string config =
+      fmt::format("{{\"norm\": \"{}\", \"vocab\": {}, \"embed\": {}, \"hidden\": {}, \"p\": {}, "
+                  "\"label_smoothing\": {}}}\n",
+                  norm_name(options_.norm.kind), options_.source_vocab, options_.embed, options_.hidden,
+                  options_.norm.p, options_.label_smoothing);
+  const CheckResult r = write_translation_check(dir, *model_, source_, target_, config);
   std::printf("bench_step: wrote %s (rnnsearch, norm %s, loss %.6f, gradient norm %.6f)\n", dir.c_str(),
-              norm_name(options_.norm.kind).c_str(), loss.item(), norm_before);
-  tape().clear();
+              norm_name(options_.norm.kind).c_str(), r.loss, r.grad_norm);
 }
 
 }  // namespace rg::bench

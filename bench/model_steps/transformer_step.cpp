@@ -52,42 +52,24 @@ void TransformerStep::run() {
 }
 
 void TransformerStep::dump(const std::string& dir) {
-  namespace fs = std::filesystem;
   check(options_.layer.dropout == 0.0f, "--dump needs --set dropout=0 (the twin's check runs without dropout)");
-  fs::create_directories(fs::path(dir) / "params");
-  fs::create_directories(fs::path(dir) / "grads");
   // Gains and biases start at exactly 1 and 0, which would hide a bias added
   // in the wrong place or a gain applied to the wrong norm: the check moves
   // every vector parameter off its init by N(0, 0.1²) (generator 5).
   Generator perturb(5);
   for (auto& [name, param] : model_->named_parameters())
     if (param.rank() == 1) param.value().add_(normal(param.shape(), 0.0f, 0.1f, perturb));
-  for (const auto& [name, param] : model_->named_parameters())
-    write_npy((fs::path(dir) / "params" / (name + ".npy")).string(), param.value());
-  write_ids((fs::path(dir) / "source.npy").string(), source_);
-  write_ids((fs::path(dir) / "target.npy").string(), target_);
-  write_npy((fs::path(dir) / "source_mask.npy").string(), source_.mask);
-  write_npy((fs::path(dir) / "target_mask.npy").string(), target_.mask);
-  Var loss = model_->loss(source_.ids, source_.mask, target_.ids, target_.mask);
-  model_->zero_grad();
-  loss.backward();
-  const double norm_before = grad_norm(model_->named_parameters());
-  for (auto& [name, param] : model_->named_parameters())
-    write_npy((fs::path(dir) / "grads" / (name + ".npy")).string(), param.grad());
   const TransformerLayerOptions& layer = options_.layer;
-  write_text((fs::path(dir) / "config.json").string(),
-             fmt::format("{{\"norm\": \"{}\", \"position\": \"{}\", \"vocab\": {}, \"d\": {}, \"ffn\": {}, "
-                         "\"heads\": {}, \"layers\": {}, \"p\": {}, \"label_smoothing\": {}}}\n",
-                         norm_name(layer.norm.kind), norm_position_name(layer.norm_position), options_.source_vocab,
-                         layer.model_size, layer.ffn_size, layer.heads, options_.encoder_layers, layer.norm.p,
-                         options_.label_smoothing));
-  write_text((fs::path(dir) / "result.json").string(),
-             fmt::format("{{\"loss\": {:.9g}, \"grad_norm\": {:.9g}, \"parameters\": {}}}\n", loss.item(),
-                         norm_before, model_->parameter_count()));
+  const std::string config =
+      fmt::format("{{\"norm\": \"{}\", \"position\": \"{}\", \"vocab\": {}, \"d\": {}, \"ffn\": {}, "
+                  "\"heads\": {}, \"layers\": {}, \"p\": {}, \"label_smoothing\": {}}}\n",
+                  norm_name(layer.norm.kind), norm_position_name(layer.norm_position), options_.source_vocab,
+                  layer.model_size, layer.ffn_size, layer.heads, options_.encoder_layers, layer.norm.p,
+                  options_.label_smoothing);
+  const CheckResult r = write_translation_check(dir, *model_, source_, target_, config);
   std::printf("bench_step: wrote %s (transformer, norm %s, %s-norm, loss %.6f, gradient norm %.6f)\n", dir.c_str(),
-              norm_name(layer.norm.kind).c_str(), norm_position_name(layer.norm_position).c_str(), loss.item(),
-              norm_before);
-  tape().clear();
+              norm_name(layer.norm.kind).c_str(), norm_position_name(layer.norm_position).c_str(), r.loss,
+              r.grad_norm);
 }
 
 }  // namespace rg::bench
