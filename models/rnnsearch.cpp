@@ -7,16 +7,6 @@
 
 namespace rg {
 
-namespace {
-
-void check_ids(const Indices& ids, const Tensor& mask, const char* what) {
-  check(ids.shape.rank() == 2 && mask.defined() && mask.shape() == ids.shape,
-        "RNNSearch: {} ids {} and mask {} must both be [T, B]", what, ids.shape,
-        mask.defined() ? mask.shape().str() : "undefined");
-}
-
-}  // namespace
-
 SourceEncoding SourceEncoding::select_rows(const std::vector<int32_t>& rows) const {
   const int64_t steps = mask.dim(0), batch = mask.dim(1), picked = static_cast<int64_t>(rows.size());
   Tensor picked_mask = Tensor::empty(Shape{steps, picked});
@@ -66,7 +56,7 @@ RNNSearch::RNNSearch(const RNNSearchOptions& options, Generator& gen, Generator&
 }
 
 SourceEncoding RNNSearch::encode(const Indices& source, const Tensor& source_mask) {
-  check_ids(source, source_mask, "source");
+  check_sentences(source, source_mask, "RNNSearch", "source");
   const int64_t steps = source.shape[0], batch = source.shape[1];
   Var context = encoder->forward(dropout->forward(source_words->forward(source)), source_mask);  // [S, B, 2H]
 
@@ -92,7 +82,7 @@ Var RNNSearch::deep_output(const Var& states, const Var& previous_words, const V
 
 Var RNNSearch::logits(const Indices& source, const Tensor& source_mask, const Indices& target,
                       const Tensor& target_mask) {
-  check_ids(target, target_mask, "target");
+  check_sentences(target, target_mask, "RNNSearch", "target");
   check(source.shape[1] == target.shape[1], "RNNSearch: source batch {} and target batch {} differ",
         source.shape[1], target.shape[1]);
   const int64_t steps = target.shape[0], batch = target.shape[1], embed = options_.embed;

@@ -26,9 +26,18 @@
 #include <vector>
 
 #include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/core/error.h"
 #include "rmsgrad/layers/module.h"
 
 namespace rg {
+
+// Throws unless ids and mask are both [T, B], naming the model and the side
+// ("source", "target"): the check every Seq2Seq makes of its inputs.
+inline void check_sentences(const Indices& ids, const Tensor& mask, const char* model, const char* side) {
+  check(ids.shape.rank() == 2 && mask.defined() && mask.shape() == ids.shape,
+        "{}: {} ids {} and mask {} must both be [T, B]", model, side, ids.shape,
+        mask.defined() ? mask.shape().str() : "undefined");
+}
 
 class DecodingState {
  public:

@@ -10,12 +10,6 @@ namespace rg {
 
 namespace {
 
-void check_ids(const Indices& ids, const Tensor& mask, const char* what) {
-  check(ids.shape.rank() == 2 && mask.defined() && mask.shape() == ids.shape,
-        "Transformer: {} ids {} and mask {} must both be [T, B]", what, ids.shape,
-        mask.defined() ? mask.shape().str() : "undefined");
-}
-
 // Time-major [T, B] → batch-major [B, T], for ids and masks.
 Indices batch_major(const Indices& ids) {
   const int64_t steps = ids.shape[0], batch = ids.shape[1];
@@ -108,7 +102,7 @@ Var Transformer::output_logits(const Var& top) {
 }
 
 Var Transformer::encode(const Indices& source, const Tensor& source_mask) {
-  check_ids(source, source_mask, "source");
+  check_sentences(source, source_mask, "Transformer", "source");
   const float scale = std::sqrt(static_cast<float>(options_.layer.model_size));
   Tensor mask = batch_major(source_mask);
   Var x = add_positions(source_words->forward(batch_major(source)) * scale, 0);
@@ -118,7 +112,7 @@ Var Transformer::encode(const Indices& source, const Tensor& source_mask) {
 
 Var Transformer::logits(const Indices& source, const Tensor& source_mask, const Indices& target,
                         const Tensor& target_mask) {
-  check_ids(target, target_mask, "target");
+  check_sentences(target, target_mask, "Transformer", "target");
   check(source.shape[1] == target.shape[1], "Transformer: source batch {} and target batch {} differ",
         source.shape[1], target.shape[1]);
   const int64_t steps = target.shape[0], batch = target.shape[1], d = options_.layer.model_size;

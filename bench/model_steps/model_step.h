@@ -103,6 +103,9 @@ struct TokenBatch {
 };
 TokenBatch random_tokens(const std::vector<int64_t>& lengths, int64_t vocab, Generator& gen, int32_t eos = -1);
 
+// The end-of-sentence id of the translation benchmarks' batches (SentencePiece's </s>).
+inline constexpr int32_t kEos = 3;
+
 // The translation benchmarks' sentence lengths: sentence b of a batch with
 // longest length L has Lmin + (stride·b) mod (L − Lmin + 1) tokens, Lmin = max(1, L − 9).
 std::vector<int64_t> sentence_lengths(int64_t max_len, int64_t batch, int64_t stride);

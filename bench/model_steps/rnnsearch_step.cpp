@@ -10,8 +10,6 @@
 
 namespace rg::bench {
 
-constexpr int32_t kEos = 3;
-
 RnnSearchStep::RnnSearchStep(const NormChoice& norm, Sizes& sizes) {
   const int64_t batch = sizes.integer("batch", 80);
   const int64_t src_len = sizes.integer("src_len", 22), tgt_len = sizes.integer("tgt_len", 22);
