@@ -30,7 +30,8 @@ void add_translation_flags(CLI::App& app, TranslationConfig& cfg, const std::vec
   app.add_option("--synthetic-max-words", cfg.synthetic_max_words, "longest synthetic source sentence, in words")
       ->check(CLI::Range(3, 200));
   add_norm_flags(app, cfg.norm, norms, norm_places);
-  app.add_option("--dropout", cfg.dropout, "dropout rate (where the model applies it: see its --help header)")
+  app.add_option("--dropout", cfg.dropout, "dropout rate (RNNSearch: word vectors and the deep output; Transformer: every sublayer's output, "
+                 "the FFN's hidden layer and the embedded inputs)")
       ->check(CLI::Range(0.0f, 0.99f));
   app.add_option("--label-smoothing", cfg.label_smoothing, "label smoothing ε")->check(CLI::Range(0.0f, 0.99f));
   app.add_option("--lr", cfg.lr, "Adam learning rate (its peak, under a schedule)")->check(CLI::PositiveNumber);
