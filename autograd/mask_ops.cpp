@@ -71,11 +71,11 @@ Var where(const Tensor& condition, const Var& a, const Var& b) {
   });
 }
 
-Var dropout(const Var& x, float p, bool training, Generator& gen) {
+Var dropout(const Var& x, float p, bool training, Generator& gen, int batch_axis) {
   check(x.defined(), "dropout: undefined input");
   check(p >= 0.0f && p < 1.0f, "dropout: probability must be in [0, 1), got {}", p);
   if (!training || p == 0.0f) return x;
-  Tensor mask = dropout_mask(x.shape(), p, gen);
+  Tensor mask = dropout_mask(x.shape(), p, gen, batch_axis);
   Tensor out = Tensor::empty(x.shape());
   const float *px = x.value().data(), *pm = mask.data();
   float* po = out.data();

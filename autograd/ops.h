@@ -134,6 +134,6 @@ Var masked_fill(const Var& x, const Tensor& mask, float value);
 Var where(const Tensor& condition, const Var& a, const Var& b);
 // In training, zeroes each element with probability p and scales the rest by
 // 1/(1-p); in evaluation returns x unchanged.
-Var dropout(const Var& x, float p, bool training, Generator& gen);
+Var dropout(const Var& x, float p, bool training, Generator& gen, int batch_axis = 0);
 
 }  // namespace rg

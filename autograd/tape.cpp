@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <string_view>
+#include <unordered_map>
 
 #include "rmsgrad/core/allocation_tags.h"
 #include "rmsgrad/core/error.h"
@@ -145,9 +146,15 @@ void Tape::backward(const Var& loss) {
   run_backward(loss, Tensor::ones(loss.shape()), lean());
 }
 
+void Tape::backward(const Var& loss, const LeafReady& ready) {
+  check(loss.defined(), "backward: the loss is undefined");
+  check(loss.numel() == 1, "backward: the loss must have one element, its shape is {}", loss.shape());
+  run_backward(loss, Tensor::ones(loss.shape()), lean(), ready);
+}
+
 void Tape::backward(const Var& output, const Tensor& output_grad) { run_backward(output, output_grad, false); }
 
-void Tape::run_backward(const Var& output, const Tensor& output_grad, bool release) {
+void Tape::run_backward(const Var& output, const Tensor& output_grad, bool release, const LeafReady& ready) {
   check(output.defined(), "backward: the output is undefined");
   check(output_grad.shape() == output.shape(), "backward: gradient shape {} differs from output shape {}",
         output_grad.shape(), output.shape());
@@ -178,15 +185,32 @@ void Tape::run_backward(const Var& output, const Tensor& output_grad, bool relea
       }
     }
   } release_gradients{graph};
+  // With a `ready` hook: how many recorded inputs of the pass each
+  // trainable leaf still waits for. The loop runs in reverse creation order,
+  // so a leaf is done when the loop has passed its first user.
+  std::unordered_map<Node*, int> waiting_for;
+  if (ready)
+    for (const auto& node : graph)
+      for (const auto& input : node->inputs)
+        if (input->generation == 0 && input->requires_grad) ++waiting_for[input.get()];
+  auto passed = [&](Node& node) {
+    if (!ready) return;
+    for (const auto& input : node.inputs)
+      if (input->generation == 0 && input->requires_grad && --waiting_for[input.get()] == 0) ready(*input);
+  };
   ScopedAllocationTag tag("backward workspace");
   for (size_t i = graph.size(); i-- > 0;) {
     Node& node = *graph[i];
-    if (!node.grad.defined()) continue;  // no gradient reached it: not part of this loss's graph
+    if (!node.grad.defined()) {  // no gradient reached it: not part of this loss's graph
+      passed(node);
+      continue;
+    }
     check(!node.released,
           "backward: the gradient reached #{} {}, which an earlier backward released (as PyTorch does "
           "without retain_graph); add the losses and call backward once",
           node.id, node.op);
     if (node.backward) node.backward(node);
+    passed(node);
     if (release) {
       // Every node that used this one comes later on the tape, so has run:
       // nothing in this pass needs its backward function (and the tensors

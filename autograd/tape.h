@@ -19,6 +19,7 @@
 //
 // The tape is thread-local: each thread builds its own graphs.
 #include <cstddef>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -56,6 +57,13 @@ class Tape {
   // (intermediate) nodes are released; leaves keep theirs. What else is
   // released, and when, is set by set_step_memory.
   void backward(const Var& loss);
+  // The same, calling `ready(leaf)` for each leaf that needs a gradient (a
+  // parameter) as soon as every recorded node that uses it has run: its
+  // gradient for this pass is then final, while the pass goes on. A leaf that
+  // no recorded node uses is not reported. Data-parallel training starts
+  // summing gradients over processes there (dist/gradient_reducer.h).
+  using LeafReady = std::function<void(Node& leaf)>;
+  void backward(const Var& loss, const LeafReady& ready);
   // The same from a non-scalar output, seeded with d(something)/d(output).
   // This form keeps the graph (only intermediate gradients are released), so
   // it can be run again with another seed, as gradient checks do.
@@ -80,7 +88,7 @@ class Tape {
   friend class NoGradGuard;
   void check_input(const Node& input, const char* op, size_t index) const;
   void check_output(const Node& output) const;
-  void run_backward(const Var& output, const Tensor& output_grad, bool release);
+  void run_backward(const Var& output, const Tensor& output_grad, bool release, const LeafReady& ready = {});
   std::vector<std::shared_ptr<Node>> live_nodes() const;
 
   std::vector<std::weak_ptr<Node>> nodes_;      // creation order; expired ones are skipped

@@ -1,5 +1,6 @@
 #include "rmsgrad/core/random.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "rmsgrad/core/error.h"
@@ -64,18 +65,85 @@ Tensor uniform(const Shape& shape, float lo, float hi, Generator& gen) {
   return t;
 }
 
+namespace {
+
+thread_local BatchShard t_shard;
+
+// Where each element of a fill finds its draw. Element j lies in segment
+// j / size, at position j % size, and takes the draw (per element)
+//   first + segment · stride + offset + position.
+// Without a shard there is one segment, the whole tensor, and element j
+// takes draw first + j. With a shard of rows [r, r + L) of G along the batch
+// axis, a segment is one index of the axes before it (L · inner elements),
+// stride = G · inner and offset = r · inner: the draws of those rows in a
+// fill of the whole batch, which reserves G · inner per segment.
+struct DrawLayout {
+  int64_t size = 0, stride = 0, offset = 0;
+  uint64_t first = 0;
+
+  DrawLayout(const Shape& shape, int batch_axis, Generator& gen, uint64_t draws_per_element) {
+    const BatchShard& shard = t_shard;
+    const int64_t numel = shape.numel();
+    if (!shard.active()) {
+      size = stride = std::max<int64_t>(numel, 1);
+      first = gen.reserve(draws_per_element * static_cast<uint64_t>(numel));
+      return;
+    }
+    check(batch_axis >= 0 && batch_axis < shape.rank(), "random fill: batch axis {} of shape {}", batch_axis, shape);
+    check(shape[batch_axis] == shard.rows,
+          "random fill: axis {} of shape {} should hold this process's {} rows of the batch", batch_axis, shape,
+          shard.rows);
+    int64_t inner = 1, outer = 1;
+    for (int a = 0; a < batch_axis; ++a) outer *= shape[a];
+    for (int a = batch_axis + 1; a < shape.rank(); ++a) inner *= shape[a];
+    size = std::max<int64_t>(shard.rows * inner, 1);
+    stride = shard.global_rows * inner;
+    offset = shard.first * inner;
+    first = gen.reserve(draws_per_element * static_cast<uint64_t>(outer * stride));
+  }
+
+  // Calls fill(j, draw) for j in [a, b), draw being element j's draw index
+  // (per element; a fill using k draws per element takes k · draw onwards).
+  template <class Fill>
+  void for_range(int64_t a, int64_t b, Fill&& fill) const {
+    for (int64_t j = a; j < b;) {
+      const int64_t segment = j / size, end = std::min(b, (segment + 1) * size);
+      const int64_t shift = segment * stride + offset - segment * size;  // draw − j within this segment
+      for (; j < end; ++j) fill(j, static_cast<uint64_t>(j + shift));
+    }
+  }
+};
+
+}  // namespace
+
+const BatchShard& batch_shard() { return t_shard; }
+
+ScopedBatchShard::ScopedBatchShard(int64_t global_rows, int64_t first, int64_t rows) : previous_(t_shard) {
+  check(global_rows > 0 && first >= 0 && rows >= 0 && first + rows <= global_rows,
+        "ScopedBatchShard: rows [{}, {}) are not inside a batch of {}", first, first + rows, global_rows);
+  t_shard = BatchShard{global_rows, first, rows};
+}
+
+ScopedBatchShard::~ScopedBatchShard() { t_shard = previous_; }
+
 Tensor normal(const Shape& shape, float mean, float stddev, Generator& gen) {
+  return normal(shape, mean, stddev, gen, 0);
+}
+
+Tensor normal(const Shape& shape, float mean, float stddev, Generator& gen, int batch_axis) {
   Tensor t = Tensor::empty(shape);
   float* p = t.data();
-  uint64_t first = gen.reserve(2 * t.numel());
+  const DrawLayout layout(shape, batch_axis, gen, 2);
+  const uint64_t first = layout.first;
   parallel_for(t.numel(), kGrainHeavy, [&](int64_t a, int64_t b) {
-    for (int64_t i = a; i < b; ++i)
-      p[i] = mean + stddev * box_muller(gen.bits_at(first + 2 * i), gen.bits_at(first + 2 * i + 1));
+    layout.for_range(a, b, [&](int64_t i, uint64_t draw) {
+      p[i] = mean + stddev * box_muller(gen.bits_at(first + 2 * draw), gen.bits_at(first + 2 * draw + 1));
+    });
   });
   return t;
 }
 
-Tensor dropout_mask(const Shape& shape, float p, Generator& gen) {
+Tensor dropout_mask(const Shape& shape, float p, Generator& gen, int batch_axis) {
   check(p >= 0.0f && p < 1.0f, "dropout: probability must be in [0, 1), got {}", p);
   Tensor t = Tensor::empty(shape);
   float* m = t.data();
@@ -84,14 +152,14 @@ Tensor dropout_mask(const Shape& shape, float p, Generator& gen) {
   // integer v, satisfy v < p · 2^24, i.e. v < ceil(p · 2^24): compared as
   // integers, so the loop vectorises and the masks are the same.
   const uint32_t threshold = static_cast<uint32_t>(std::ceil(static_cast<double>(p) * 16777216.0));
-  const uint64_t first = gen.reserve(t.numel());
-  const uint64_t seed = gen.seed();
-  parallel_for(t.numel(), kGrainElementwise, [m, keep_scale, threshold, first, seed](int64_t a, int64_t b) {
+  const DrawLayout layout(shape, batch_axis, gen, 1);
+  const uint64_t first = layout.first, seed = gen.seed();
+  parallel_for(t.numel(), kGrainElementwise, [&layout, m, keep_scale, threshold, first, seed](int64_t a, int64_t b) {
     const Generator draws(seed);
-    for (int64_t i = a; i < b; ++i) {
-      const auto top24 = static_cast<uint32_t>(draws.bits_at(first + static_cast<uint64_t>(i)) >> 40);
+    layout.for_range(a, b, [&](int64_t i, uint64_t draw) {
+      const auto top24 = static_cast<uint32_t>(draws.bits_at(first + draw) >> 40);
       m[i] = branchless_select(top24 < threshold, 0.0f, keep_scale);
-    }
+    });
   });
   return t;
 }

@@ -48,6 +48,35 @@ class Generator {
   uint64_t offset_ = 0;
 };
 
+// Data-parallel training splits each batch over processes. For the result not
+// to depend on how many there are, a random draw must belong to an example,
+// not to a process: a process that holds rows [first, first + rows) of a
+// global batch of `global_rows` draws, for its elements, exactly the numbers a
+// single process would draw for those rows of the whole batch, and advances
+// the generator as far as that single process would. A fill is told which
+// axis of its shape is the batch (0 for [B, ...], 1 for time-major [T, B, ...]).
+//
+// The shard is set for the duration of a step by whoever splits the batch
+// (ScopedBatchShard); without one every fill is the whole batch, as before.
+struct BatchShard {
+  int64_t global_rows = 0;  // 0: no shard, the batch is whole
+  int64_t first = 0;
+  int64_t rows = 0;
+  bool active() const { return global_rows > 0; }
+};
+const BatchShard& batch_shard();  // this thread's
+
+class ScopedBatchShard {
+ public:
+  ScopedBatchShard(int64_t global_rows, int64_t first, int64_t rows);
+  ~ScopedBatchShard();
+  ScopedBatchShard(const ScopedBatchShard&) = delete;
+  ScopedBatchShard& operator=(const ScopedBatchShard&) = delete;
+
+ private:
+  BatchShard previous_;
+};
+
 // Fill new tensors.
 // The generator layers draw their initial weights from when none is given:
 // one per process, seeded 0 (manual_seed changes that). Pass a Generator of
@@ -57,8 +86,12 @@ void manual_seed(uint64_t seed);
 
 Tensor uniform(const Shape& shape, float lo, float hi, Generator& gen);
 Tensor normal(const Shape& shape, float mean, float stddev, Generator& gen);
+// Per-example noise, following the batch shard (above): `batch_axis` is the
+// shape's batch axis. Without a shard these are the two fills below and
+// above, draw for draw.
+Tensor normal(const Shape& shape, float mean, float stddev, Generator& gen, int batch_axis);
 // A tensor of 1/(1-p) with probability 1-p and 0 with probability p.
-Tensor dropout_mask(const Shape& shape, float p, Generator& gen);
+Tensor dropout_mask(const Shape& shape, float p, Generator& gen, int batch_axis = 0);
 
 // Turns draws into floats; exposed for the fills and their tests.
 inline float bits_to_uniform(uint64_t bits) {

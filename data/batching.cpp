@@ -156,4 +156,21 @@ PaddedBatch pad_batch(std::span<const std::vector<int32_t>> sentences, std::span
   return out;
 }
 
+PaddedBatch batch_columns(const PaddedBatch& batch, int64_t first, int64_t count) {
+  const int64_t T = batch.time_steps(), B = batch.batch_size();
+  check(first >= 0 && count >= 1 && first + count <= B, "batch_columns: sentences [{}, {}) of a batch of {}", first,
+        first + count, B);
+  PaddedBatch out;
+  out.lengths.assign(batch.lengths.begin() + first, batch.lengths.begin() + first + count);
+  std::vector<int32_t> ids(static_cast<size_t>(T * count));
+  out.mask = Tensor::empty(Shape{T, count});
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t b = 0; b < count; ++b) {
+      ids[static_cast<size_t>(t * count + b)] = batch.ids.values[static_cast<size_t>(t * B + first + b)];
+      out.mask.data()[t * count + b] = batch.mask.data()[t * B + first + b];
+    }
+  out.ids = Indices(Shape{T, count}, std::move(ids));
+  return out;
+}
+
 }  // namespace rg

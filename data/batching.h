@@ -105,5 +105,8 @@ struct PaddedBatch {
 // Pads sentences[batch[0]], sentences[batch[1]], ... into [T, B] with T the longest.
 PaddedBatch pad_batch(std::span<const std::vector<int32_t>> sentences, std::span<const int64_t> batch,
                       int32_t pad_id = 0);
+// Sentences [first, first + count) of a padded batch, still T long (a
+// data-parallel process's share keeps the whole batch's layout).
+PaddedBatch batch_columns(const PaddedBatch& batch, int64_t first, int64_t count);
 
 }  // namespace rg

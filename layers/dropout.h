@@ -42,7 +42,10 @@ class Dropout : public Layer {
   explicit Dropout(float p, uint64_t seed = 0);
   Dropout(float p, Generator& gen);
 
-  Var forward(const Var& x) override;  // any shape
+  Var forward(const Var& x) override;  // any shape, batch first
+  // `batch_axis` says which axis is the batch (1 for time-major [T, B, E]),
+  // so that under a batch shard (core/random.h) each example keeps its mask.
+  Var forward(const Var& x, int batch_axis);
   float p() const { return p_; }
 
  private:
@@ -55,7 +58,8 @@ class GaussianNoise : public Layer {
   explicit GaussianNoise(float stddev, uint64_t seed = 0);
   GaussianNoise(float stddev, Generator& gen);
 
-  Var forward(const Var& x) override;  // any shape
+  Var forward(const Var& x) override;  // any shape, batch first
+  Var forward(const Var& x, int batch_axis);
   float stddev() const { return stddev_; }
 
  private:

@@ -27,7 +27,7 @@ StackedGRU::Output StackedGRU::run(const Var& x, const Tensor& mask, const std::
   Output out;
   Var input = x;
   for (size_t l = 0; l < forward_->size(); ++l) {
-    if (l > 0 && dropout_) input = dropout_->forward(input);
+    if (l > 0 && dropout_) input = dropout_->forward(input, 1);  // [T, B, ·]
     GRU::Output f = (*forward_)[l].run(input, mask, initial_state(l * per_layer));
     out.last.push_back(f.last);
     if (bidirectional_) {

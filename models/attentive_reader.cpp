@@ -101,8 +101,8 @@ AttentiveReader::Output AttentiveReader::forward(const ReaderInputs& in) {
         "AttentiveReader: candidates {} and their padding {} must be [{}, K]", in.candidates.shape,
         in.candidate_padding.shape(), batch);
 
-  Var y_d = encode_document(dropout->forward(words->forward(in.document)), in.document_mask);  // [Td, B, 2H]
-  Var u = encode_query(dropout->forward(words->forward(in.query)), in.query_mask);             // [B, 2H]
+  Var y_d = encode_document(dropout->forward(words->forward(in.document), 1), in.document_mask);  // [Td, B, 2H]
+  Var u = encode_query(dropout->forward(words->forward(in.query), 1), in.query_mask);             // [B, 2H]
   AttentionOutput read = attention ? attention->forward(u, attention->precompute(y_d), y_d, in.document_mask)
                                    : attend_bilinear(y_d, u, in.document_mask);
   Var g = dropout->forward(tanh(joint->forward(concat({read.context, u}, 1))));  // [B, G]

@@ -58,7 +58,7 @@ RNNSearch::RNNSearch(const RNNSearchOptions& options, Generator& gen, Generator&
 SourceEncoding RNNSearch::encode(const Indices& source, const Tensor& source_mask) {
   check_sentences(source, source_mask, "RNNSearch", "source");
   const int64_t steps = source.shape[0], batch = source.shape[1];
-  Var context = encoder->forward(dropout->forward(source_words->forward(source)), source_mask);  // [S, B, 2H]
+  Var context = encoder->forward(dropout->forward(source_words->forward(source), 1), source_mask);  // [S, B, 2H]
 
   // The mean of the context over each sentence's real positions.
   Tensor weights = Tensor::empty(Shape{steps, batch, 1});
@@ -73,11 +73,11 @@ SourceEncoding RNNSearch::encode(const Indices& source, const Tensor& source_mas
   return {context, decoder->attention->precompute(context), source_mask, initial};
 }
 
-Var RNNSearch::deep_output(const Var& states, const Var& previous_words, const Var& contexts) {
+Var RNNSearch::deep_output(const Var& states, const Var& previous_words, const Var& contexts, int batch_axis) {
   Var t = tanh(norm_output_state->forward(output_state->forward(states)) +
                norm_output_previous->forward(output_previous->forward(previous_words)) +
                norm_output_context->forward(output_context->forward(contexts)));
-  return output_words->forward(dropout->forward(t));
+  return output_words->forward(dropout->forward(t, batch_axis));
 }
 
 Var RNNSearch::logits(const Indices& source, const Tensor& source_mask, const Indices& target,
@@ -96,7 +96,7 @@ Var RNNSearch::logits(const Indices& source, const Tensor& source_mask, const In
                     std::vector<int32_t>(target.values.begin(), target.values.end() - batch));
     previous = concat({first, target_words->forward(shifted)}, 0);
   }
-  previous = dropout->forward(previous);  // [T, B, E]
+  previous = dropout->forward(previous, 1);  // [T, B, E]
 
   GRUCell::InputTerms terms = decoder->project_targets(previous);
   Var state = src.initial_state;
@@ -110,7 +110,7 @@ Var RNNSearch::logits(const Indices& source, const Tensor& source_mask, const In
     states.push_back(step.state);
     contexts.push_back(step.context);
   }
-  Var out = deep_output(stack(states, 0), previous, stack(contexts, 0));  // [T, B, V]
+  Var out = deep_output(stack(states, 0), previous, stack(contexts, 0), 1);  // [T, B, V]
   return reshape(out, {steps * batch, options_.target_vocab});
 }
 
@@ -146,7 +146,7 @@ RNNSearch::StepOutput RNNSearch::decode_step(const SourceEncoding& source, const
   GRUCell::InputTerms terms = decoder->project_targets(words);
   ConditionalGRU::Step step =
       decoder->step(terms.gates, terms.candidate, state, source.context, source.projected, source.mask);
-  Var logits = deep_output(step.state, words, step.context);
+  Var logits = deep_output(step.state, words, step.context, 0);
   return {log_softmax(logits, 1), step.state, step.weights};
 }
 

@@ -77,6 +77,7 @@ class RNNSearch : public Seq2Seq {
   // The training cost (see above): label-smoothed, per sentence.
   Var loss(const Indices& source, const Tensor& source_mask, const Indices& target,
            const Tensor& target_mask) override;
+  LossMean loss_mean() const override { return LossMean::PerSentence; }
 
   // Mean cross-entropy per real target token (no smoothing), for validation.
   Var token_cross_entropy(const Indices& source, const Tensor& source_mask, const Indices& target,
@@ -110,7 +111,8 @@ class RNNSearch : public Seq2Seq {
 
  private:
   // t = tanh(norm_s(W_s s + b_s) + norm_y(W_y y' + b_y) + norm_c(W_c c + b_c)) → logits, any leading shape.
-  Var deep_output(const Var& states, const Var& previous_words, const Var& contexts);
+  // `batch_axis`: 1 for the whole target [T, B, ·], 0 for one step [B, ·].
+  Var deep_output(const Var& states, const Var& previous_words, const Var& contexts, int batch_axis);
   RNNSearchOptions options_;
 };
 

@@ -49,9 +49,13 @@ class DecodingState {
 
 class Seq2Seq : public Module {
  public:
-  // The training cost of a batch (each model says how it normalizes it).
+  // The training cost of a batch, a mean over its sentences or over its real
+  // target tokens (loss_mean() says which; data-parallel training needs it
+  // to weight each process's share).
   virtual Var loss(const Indices& source, const Tensor& source_mask, const Indices& target,
                    const Tensor& target_mask) = 0;
+  enum class LossMean { PerSentence, PerToken };
+  virtual LossMean loss_mean() const = 0;
   // The mean cross-entropy per real target token, teacher forced, without
   // label smoothing: the validation loss every translation model reports.
   virtual Var token_cross_entropy(const Indices& source, const Tensor& source_mask, const Indices& target,

@@ -63,8 +63,10 @@ class Transformer : public Seq2Seq {
   // token t of sentence b.
   Var logits(const Indices& source, const Tensor& source_mask, const Indices& target, const Tensor& target_mask);
 
+  // Label-smoothed, per real target token.
   Var loss(const Indices& source, const Tensor& source_mask, const Indices& target,
            const Tensor& target_mask) override;
+  LossMean loss_mean() const override { return LossMean::PerToken; }
   Var token_cross_entropy(const Indices& source, const Tensor& source_mask, const Indices& target,
                           const Tensor& target_mask) override;
   std::unique_ptr<DecodingState> start_decoding(const Indices& source, const Tensor& source_mask,

@@ -28,6 +28,7 @@
 #include <algorithm>
 
 #include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/dist/batch_share.h"
 #include "rmsgrad/experiments/attentive_reader/reader_batches.h"
 #include "rmsgrad/experiments/attentive_reader/reader_config.h"
 #include "rmsgrad/experiments/common/run.h"
@@ -115,7 +116,12 @@ int train(int argc, char** argv) {
   loop.batch_loss = [&](int64_t) {
     if (questions.shuffle) shuffled.shuffle(entity_gen);
     ReaderBatch b = make_batch(train_set, cursor.next(), shuffled);
-    return model.loss(inputs_of(b), b.answers);
+    // Under mpirun each process takes its share of the questions (dist/batch_share.h).
+    const dist::BatchShare share = dist::batch_share(dist::ProcessGroup::world(), b.size());
+    if (share.whole()) return model.loss(inputs_of(b), b.answers);
+    ReaderBatch mine = batch_rows(b, share.first, share.rows);
+    ScopedBatchShard shard = share.shard();  // dropout drawn per question
+    return share.part_of_mean(model.loss(inputs_of(mine), mine.answers));
   };
   loop.validate = [&](int64_t) {
     Scores valid = evaluate(model, valid_set, identity, cfg.batch);

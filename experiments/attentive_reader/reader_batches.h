@@ -67,6 +67,9 @@ class EntityShuffler {
 
 ReaderBatch make_batch(const std::vector<EncodedQuestion>& questions, const Batch& batch,
                        const EntityShuffler& entities);
+// Questions [first, first + count) of a batch, padded as the whole batch is
+// (a data-parallel process's share, dist/batch_share.h).
+ReaderBatch batch_rows(const ReaderBatch& batch, int64_t first, int64_t count);
 
 // Batches of up to `batch_size` questions of similar document length.
 EpochPlanner reader_batches(const std::vector<EncodedQuestion>& questions, int64_t batch_size);

@@ -26,6 +26,7 @@
 #include "rmsgrad/experiments/cifar10/cifar_data.h"
 #include "rmsgrad/experiments/cifar10/zca.h"
 #include "rmsgrad/data/batching.h"
+#include "rmsgrad/dist/batch_share.h"
 #include "rmsgrad/experiments/common/run.h"
 #include "rmsgrad/experiments/common/training_loop.h"
 #include "rmsgrad/models/convpool_cnn.h"
@@ -127,28 +128,34 @@ int train(int argc, char** argv) {
   TrainingLoop loop(run, model, adam, cfg.loop);
   loop.progress.generators = {{"init", &init_gen}, {"noise", &noise_gen}};
   loop.progress.cursor = &cursor;
-  Tensor images = Tensor::empty(Shape{cfg.batch, 3, cifar::kSide, cifar::kSide});
-  std::vector<int32_t> labels(cfg.batch);
-  int64_t interval_wrong = 0, interval_steps = 0;  // the training error of each logged interval
+  // Under mpirun each process takes its share of every batch (dist/batch_share.h).
+  const dist::BatchShare share = dist::batch_share(dist::ProcessGroup::world(), cfg.batch);
+  Tensor images = Tensor::empty(Shape{share.rows, 3, cifar::kSide, cifar::kSide});
+  std::vector<int32_t> labels(share.rows);
+  int64_t interval_wrong = 0, interval_steps = 0;  // the training error of each logged interval (this share's)
   loop.batch_loss = [&](int64_t step) {
     const Batch& batch = cursor.next();
-    for (size_t i = 0; i < batch.size(); ++i) {
-      std::copy_n(splits.train.images.data() + batch[i] * cifar::kPixels, cifar::kPixels,
-                  images.data() + static_cast<int64_t>(i) * cifar::kPixels);
-      labels[i] = splits.train.labels[batch[i]];
+    check(static_cast<int64_t>(batch.size()) == share.global, "cifar10: a batch of {}, expected {}", batch.size(),
+          share.global);
+    for (int64_t i = 0; i < share.rows; ++i) {
+      const int64_t example = batch[share.first + i];
+      std::copy_n(splits.train.images.data() + example * cifar::kPixels, cifar::kPixels,
+                  images.data() + i * cifar::kPixels);
+      labels[i] = splits.train.labels[example];
     }
     adam.set_lr(schedule.lr(step));
     adam.set_beta1(step > total / 2 ? 0.5 : 0.9);
+    ScopedBatchShard shard = share.shard();  // input noise and dropout drawn per example
     Var logits = model(constant(images));
-    for (int64_t i = 0; i < cfg.batch; ++i) {
+    for (int64_t i = 0; i < share.rows; ++i) {
       const float* row = logits.value().data() + i * logits.dim(1);
       interval_wrong += (std::max_element(row, row + logits.dim(1)) - row) != labels[i];
     }
     interval_steps += 1;
-    return cross_entropy(logits, Indices(labels));
+    return share.part_of_mean(cross_entropy(logits, Indices(labels)));
   };
   loop.train_fields = [&]() -> Run::Fields {
-    const double error_pct = 100.0 * interval_wrong / (interval_steps * cfg.batch);
+    const double error_pct = 100.0 * interval_wrong / (interval_steps * share.rows);
     interval_wrong = interval_steps = 0;
     return {{"error_pct", error_pct}, {"lr", adam.lr()}};
   };

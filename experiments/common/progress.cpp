@@ -8,6 +8,8 @@
 #include <cmath>
 #include <iostream>
 
+#include "rmsgrad/dist/process_group.h"
+
 namespace rg {
 
 namespace {
@@ -47,7 +49,8 @@ void clear_progress_line() {
 }
 
 ProgressBar::ProgressBar(int64_t total, std::string label)
-    : ProgressBar(total, std::move(label), std::cout, ::isatty(STDOUT_FILENO) == 1) {}
+    : ProgressBar(total, std::move(label), std::cout,
+                  ::isatty(STDOUT_FILENO) == 1 && dist::ProcessGroup::world().writer()) {}  // one bar per job
 
 ProgressBar::ProgressBar(int64_t total, std::string label, std::ostream& out, bool enabled)
     : total_(total), label_(std::move(label)), out_(&out), enabled_(enabled) {}

@@ -15,6 +15,7 @@
 
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/core/parallel.h"
+#include "rmsgrad/dist/process_group.h"
 #include "rmsgrad/experiments/common/progress.h"
 
 namespace rg {
@@ -157,12 +158,38 @@ int print_error(const char* message) {
 }
 
 int run_main(int argc, char** argv, int (*train)(int argc, char** argv)) {
-  return run_main([&] { return train(argc, argv); });
+  dist::ProcessGroup& group = dist::ProcessGroup::world();  // joins the job first, when started by mpirun
+  if (!group.distributed()) return run_main([&] { return train(argc, argv); });
+  // One process's error must end the whole job at once: the others would
+  // wait for it in their next collective forever.
+  try {
+    return train(argc, argv);
+  } catch (const std::exception& e) {
+    print_error(fmt::format("rank {} of {}: {}", group.rank(), group.size(), e.what()).c_str());
+    group.abort(1);
+  }
 }
 
 // ---- the run directory ----
 
 namespace {
+
+// Every process of a job must train the same thing: the first setting in
+// which a rank differs from rank 0 is an error on every rank.
+void check_same_settings(const dist::ProcessGroup& group, const json& settings) {
+  const std::vector<std::string> all = group.all_gather(settings.dump());
+  const json reference = json::parse(all[0]);
+  for (size_t r = 1; r < all.size(); ++r) {
+    const json other = json::parse(all[r]);
+    for (const auto& [name, value] : reference.items())
+      check(other.contains(name) && other[name] == value,
+            "rank {} runs with --{} {}, rank 0 with {}; every process of a job needs the same settings", r, name,
+            other.contains(name) ? display(other[name]) : "(none)", display(value));
+    for (const auto& [name, value] : other.items())
+      check(reference.contains(name), "rank {} has a setting --{} that rank 0 has not", r, name);
+  }
+}
+
 
 // Writes a whole file through a temporary one renamed over it, so that a full
 // disk or a crash leaves the old file or the new one, never half of either.
@@ -188,6 +215,17 @@ Run::Run(const CLI::App& app, const RunOptions& options)
     : dir_(options.out), resuming_(options.resume), log_every_(options.log_every), created_(Clock::now()),
       uncaught_at_creation_(std::uncaught_exceptions()) {
   check(!options.out.empty(), "--out is empty; name a run directory");
+  const dist::ProcessGroup& group = dist::ProcessGroup::world();
+  writer_ = group.writer();
+  if (options.threads > 0)
+    set_num_threads(options.threads);
+  else if (dist::local_processes() > 1)  // the cores are shared by the job's processes on this machine
+    set_num_threads(std::max(1, num_threads() / dist::local_processes()));
+  json settings = flag_settings(app);
+  settings_json_ = settings.dump(2);
+  if (group.distributed()) check_same_settings(group, settings);
+  if (!writer_) return;  // only rank 0 touches the run directory and prints
+
   std::error_code ec;
   fs::create_directories(dir_, ec);
   check(!ec, "cannot create the run directory '{}': {}", dir_.string(), ec.message());
@@ -203,10 +241,6 @@ Run::Run(const CLI::App& app, const RunOptions& options)
   fs::remove(probe, ec);
   replacing_ = !resuming_ && fs::exists(path("metrics.jsonl")) && fs::file_size(path("metrics.jsonl"), ec) > 0;
 
-  if (options.threads > 0) set_num_threads(options.threads);
-
-  json settings = flag_settings(app);
-  settings_json_ = settings.dump(2);
   json saved;
   if (resuming_) {
     std::ifstream in(path("config.json"));
@@ -219,6 +253,9 @@ Run::Run(const CLI::App& app, const RunOptions& options)
   if (!app.get_description().empty()) write_line(app.get_description(), false);
   write_line(fmt::format("{:<{}}  {} ({})", "run", width, dir_.string(), resuming_ ? "resuming" : "fresh"), false);
   write_line(fmt::format("{:<{}}  {}", "threads", width, num_threads()), false);
+  if (group.distributed())
+    write_line(fmt::format("{:<{}}  {} (data-parallel over MPI; --batch is the global batch)", "processes", width,
+                           group.size()), false);
   for (const auto& [name, value] : settings.items())
     write_line(fmt::format("{:<{}}  {}", "--" + name, width, display(value)), false);
   if (replacing_) note("replacing the logs of the run already in " + dir_.string() + " (--resume continues it)");
@@ -229,6 +266,7 @@ Run::Run(const CLI::App& app, const RunOptions& options)
 }
 
 Run::~Run() {
+  if (!writer_) return;
   const bool by_error = std::uncaught_exceptions() > uncaught_at_creation_;
   try {
     if (!files_open_) {
@@ -267,8 +305,10 @@ void Run::begin_training(int64_t step) {
   check(step >= 0, "Run::begin_training: step is {}", step);
   check(resuming_ || step == 0, "Run::begin_training: a fresh run starts at step 0, not {} (--resume continues a run)",
         step);
-  open_files();
-  if (resuming_) keep_metrics_up_to(step);
+  if (writer_) {
+    open_files();
+    if (resuming_) keep_metrics_up_to(step);
+  }
   training_begun_ = true;
   clock_start_ = Clock::now();
   paused_seconds_ = 0;
@@ -379,12 +419,14 @@ void Run::log_eval(std::string_view split, int64_t step, double loss, const Fiel
 void Run::note(std::string_view message) { write_line(std::string(message)); }
 
 void Run::write_metrics(const std::string& json_line) {
+  if (!writer_) return;
   metrics_ << json_line << '\n';
   metrics_.flush();
   check(metrics_.good(), "cannot write '{}': {}", path("metrics.jsonl"), std::strerror(errno));
 }
 
 void Run::write_line(const std::string& text, bool timestamp) {
+  if (!writer_) return;
   std::string line = timestamp ? fmt::format("[{}] {}", format_duration(
                                      std::chrono::duration<double>(Clock::now() - created_).count()), text)
                                : text;

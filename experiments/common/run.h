@@ -173,6 +173,7 @@ class Run {
   int uncaught_at_creation_ = 0;
   bool replacing_ = false;                 // a fresh run over an earlier run's logs
   bool files_open_ = false;                // open_files has run
+  bool writer_ = true;                     // rank 0 of a data-parallel job (or the only process) writes
   std::vector<std::string> pending_lines_;  // train.log lines from before open_files
 };
 

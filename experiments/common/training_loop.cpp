@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <utility>
 
@@ -17,7 +18,9 @@ namespace rg {
 
 TrainingLoop::TrainingLoop(Run& run, Module& model, Optimizer& optimizer, TrainingOptions options)
     : run_(run), model_(model), optimizer_(optimizer), options_(std::move(options)),
-      checkpoint_path_(run.path("checkpoint.safetensors")), best_path_(run.path("best.safetensors")) {
+      checkpoint_path_(run.path("checkpoint.safetensors")), best_path_(run.path("best.safetensors")),
+      group_(dist::ProcessGroup::world()),
+      reducer_(group_, model.named_parameters(), static_cast<int64_t>(options_.bucket_mb * 1048576.0)) {
   check(options_.steps >= 1, "TrainingLoop: steps is {}; train at least one", options_.steps);
   check(options_.eval_every >= 1, "TrainingLoop: eval_every is {}; it must be at least 1", options_.eval_every);
   progress.best_metric = std::numeric_limits<double>::lowest();  // below every score
@@ -28,6 +31,9 @@ void add_loop_flags(CLI::App& app, TrainingOptions& options) {
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--skip-nonfinite", options.skip_nonfinite,
                "skip a step whose loss or gradient is NaN or infinite instead of stopping");
+  app.add_option("--bucket-mb", options.bucket_mb,
+                 "under mpirun: MiB of gradients summed over the processes at a time, while backward runs")
+      ->check(CLI::Range(0.001, 4096.0));
 }
 
 double TrainingLoop::epoch_of(int64_t step) const {
@@ -39,6 +45,7 @@ int64_t TrainingLoop::run() {
   check(static_cast<bool>(batch_loss) && static_cast<bool>(validate),
         "TrainingLoop::run: set batch_loss and validate first");
   if (run_.resuming()) resume();
+  start_from_rank0();
   int64_t step = progress.step;
   run_.begin_training(step);
   // The step-0 baseline; a run resumed from its step-0 checkpoint logged it already.
@@ -51,9 +58,9 @@ int64_t TrainingLoop::run() {
   while (step < options_.steps) {
     Var loss = batch_loss(step + 1);
     optimizer_.zero_grad();
-    loss.backward();
+    reducer_.backward(loss);  // loss.backward(), and the gradients summed over the processes
     const double gradient_norm = clip_gradients();
-    const double loss_value = loss.item();
+    const double loss_value = group_.sum(static_cast<double>(loss.item()));  // the global batch's loss
     tape().clear();
     ++step;
     if (const std::string fault = nonfinite(loss_value, gradient_norm); !fault.empty()) {
@@ -88,11 +95,17 @@ int64_t TrainingLoop::run() {
     }
   }
   bar.finish();
-  if (test) {
+  if (test && group_.writer()) {
     auto paused = run_.pause_clock();
     test(step);
   }
   return step;
+}
+
+void TrainingLoop::start_from_rank0() {
+  if (!group_.distributed()) return;
+  for (auto& [name, parameter] : model_.named_parameters()) group_.broadcast(parameter.value().span());
+  for (auto& [name, buffer] : model_.named_buffers()) group_.broadcast(buffer.span());
 }
 
 double TrainingLoop::clip_gradients() {
@@ -120,7 +133,26 @@ void TrainingLoop::resume() {
   run_.note(fmt::format("resumed from {} at step {}", checkpoint_path_, progress.step));
 }
 
+// Every process must hold the same parameters after every step; a bug that
+// breaks that would otherwise go unseen (only rank 0's are saved). At each
+// validation, a checksum of their bits is compared across processes.
+void TrainingLoop::check_replicas_agree(int64_t step) const {
+  uint64_t hash = 1469598103934665603ull;  // FNV-1a over the parameters' bytes
+  for (const auto& [name, parameter] : model_.named_parameters())
+    for (float v : parameter.value().span()) {
+      uint32_t bits;
+      std::memcpy(&bits, &v, sizeof bits);
+      hash = (hash ^ bits) * 1099511628211ull;
+    }
+  const std::vector<std::string> all = group_.all_gather(std::to_string(hash));
+  for (size_t r = 1; r < all.size(); ++r)
+    check(all[r] == all[0], "after step {} rank {} holds other parameters than rank 0; the processes have diverged",
+          step, r);
+}
+
 void TrainingLoop::validate_and_save(int64_t step) {
+  if (group_.distributed()) check_replicas_agree(step);
+  if (!group_.writer()) return;  // rank 0 validates and writes; the others wait for it at the next step's sums
   auto paused = run_.pause_clock();
   Evaluation valid = validate(step);
   const double epoch = epoch_of(step);

@@ -35,12 +35,23 @@
 // Resuming (--resume) loads checkpoint.safetensors and continues from its
 // step; at one thread the losses are then bit for bit those of a run that
 // never stopped (training_checkpoint.h).
+//
+// Several processes (mpirun -np N; dist/): each runs this loop on its share
+// of every global batch (dist/batch_share.h: batch_loss takes it and weights
+// its loss by it). The loop starts from rank 0's parameters (broadcast),
+// sums the gradients over the processes while backward runs
+// (dist/gradient_reducer.h), clips and checks the summed gradients, and logs
+// the global batch's loss, so every process takes the same step. Only rank 0
+// validates, writes logs and checkpoints and runs the final test; the others
+// wait for it at the next step's sums. A resumed run may have a different N.
+// A train line's extra fields (train_fields) are rank 0's share of the batch.
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
 
 #include "rmsgrad/autograd/var.h"
+#include "rmsgrad/dist/gradient_reducer.h"
 #include "rmsgrad/experiments/common/run.h"
 #include "rmsgrad/experiments/common/training_progress.h"
 #include "rmsgrad/layers/module.h"
@@ -63,10 +74,13 @@ struct TrainingOptions {
   // Keep best.safetensors, the checkpoint with the highest Evaluation::score;
   // the name is how the log calls that score ("BLEU"). Empty: no best checkpoint.
   std::string best_metric = {};
+  // Under mpirun: the size of the buckets in which gradients are summed over
+  // the processes while backward runs (dist/gradient_reducer.h).
+  double bucket_mb = 25.0;
 };
 
 // The loop's flags every driver has: --stop-after N (stop after step N as if
-// interrupted, to test --resume) and --skip-nonfinite.
+// interrupted, to test --resume), --skip-nonfinite and --bucket-mb.
 void add_loop_flags(CLI::App& app, TrainingOptions& options);
 
 inline constexpr int kMaxSkippedInARow = 10;
@@ -122,12 +136,16 @@ class TrainingLoop {
   std::string nonfinite(double loss_value, double gradient_norm) const;
   double clip_gradients();  // clips as the options say; returns the gradients' norm (NaN/Inf if any is)
   void resume();
+  void start_from_rank0();  // every process takes rank 0's parameters and buffers
+  void check_replicas_agree(int64_t step) const;
 
   Run& run_;
   Module& model_;
   Optimizer& optimizer_;
   TrainingOptions options_;
   std::string checkpoint_path_, best_path_;
+  dist::ProcessGroup& group_;
+  dist::GradientReducer reducer_;
 };
 
 }  // namespace rg

@@ -27,6 +27,7 @@
 #include "rmsgrad/autograd/ops.h"
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/data/batching.h"
+#include "rmsgrad/dist/process_group.h"
 #include "rmsgrad/experiments/common/run.h"
 #include "rmsgrad/experiments/common/training_loop.h"
 #include "rmsgrad/experiments/order_embedding/caption_data.h"
@@ -127,6 +128,12 @@ int train(int argc, char** argv) {
 
   TrainingLoop loop(run, model, adam, cfg.loop);
   loop.progress.cursor = &cursor;
+  // Its loss compares every caption of a batch with every image of it, so a
+  // share of the batch would need the other processes' embeddings (an
+  // all-gather with a gradient); until that exists, one process only.
+  check(!dist::ProcessGroup::world().distributed(),
+        "order_embedding: data-parallel training (mpirun) is not supported yet: the loss compares each caption "
+        "with every image of the batch; run it as one process");
   loop.batch_loss = [&](int64_t) {
     const Batch& batch = cursor.next();
     PaddedBatch captions = pad_batch(splits.train.captions, batch);

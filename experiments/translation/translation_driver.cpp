@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "rmsgrad/core/parallel.h"
+#include "rmsgrad/dist/batch_share.h"
 #include "rmsgrad/experiments/common/bleu.h"
 #include "rmsgrad/experiments/common/run.h"
 #include "rmsgrad/experiments/common/text_file.h"
@@ -29,6 +30,13 @@ SavedSettings::SavedSettings(const std::string& run_dir) : path_((fs::path(run_d
 }
 
 namespace {
+
+// The real (unpadded) tokens of a batch.
+double real_tokens(const PaddedBatch& batch) {
+  double n = 0.0;
+  for (float m : batch.mask.span()) n += m;
+  return n;
+}
 
 int translate_file(const TranslationRecipe& recipe, TranslationConfig cfg) {
   const fs::path dir = cfg.run.out;
@@ -146,7 +154,17 @@ int translation_main(int argc, char** argv, const TranslationRecipe& recipe) {
     loop.batch_loss = [&](int64_t step) {
       if (recipe.learning_rate) adam.set_lr(recipe.learning_rate(cfg, step));
       TranslationBatch b = make_translation_batch(train_pairs, cursor.next());
-      return model->loss(b.source.ids, b.source.mask, b.target.ids, b.target.mask);
+      // Under mpirun each process takes its share of the sentences (dist/batch_share.h).
+      const dist::BatchShare share = dist::batch_share(dist::ProcessGroup::world(), b.target.batch_size());
+      if (share.whole()) return model->loss(b.source.ids, b.source.mask, b.target.ids, b.target.mask);
+      TranslationBatch mine{batch_columns(b.source, share.first, share.rows),
+                            batch_columns(b.target, share.first, share.rows)};
+      ScopedBatchShard shard = share.shard();  // dropout drawn per sentence
+      Var loss = model->loss(mine.source.ids, mine.source.mask, mine.target.ids, mine.target.mask);
+      // Weighted as this share's part of the global batch's mean.
+      return loss * static_cast<float>(model->loss_mean() == Seq2Seq::LossMean::PerToken
+                                           ? real_tokens(mine.target) / real_tokens(b.target)
+                                           : static_cast<double>(share.weight()));
     };
     loop.validate = [&](int64_t step) {
       const double loss = token_loss(*model, valid_pairs, cfg.decode_batch);
@@ -166,7 +184,7 @@ int translation_main(int argc, char** argv, const TranslationRecipe& recipe) {
       run.note(fmt::format("test (best checkpoint, step {}, beam {}): {} {}", best_step, cfg.beam, bleu.str(),
                            bleu.signature()));
     };
-    if (!subword_saved) subword.save(subword_path);
+    if (!subword_saved && dist::ProcessGroup::world().writer()) subword.save(subword_path);
     loop.run();
     return 0;
   });

@@ -1,0 +1,121 @@
+#include "rmsgrad/dist/gradient_reducer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "rmsgrad/autograd/tape.h"
+#include "rmsgrad/core/error.h"
+
+namespace rg::dist {
+
+namespace {
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+}  // namespace
+
+namespace {
+// A parameter registered under two names (a tied embedding) is summed once.
+NamedParameters distinct(NamedParameters parameters) {
+  NamedParameters out;
+  std::vector<Node*> seen;
+  for (auto& [name, var] : parameters)
+    if (std::find(seen.begin(), seen.end(), var.node()) == seen.end()) {
+      seen.push_back(var.node());
+      out.emplace_back(std::move(name), std::move(var));
+    }
+  return out;
+}
+}  // namespace
+
+GradientReducer::GradientReducer(ProcessGroup& group, NamedParameters parameters, int64_t bucket_bytes)
+    : group_(group), parameters_(distinct(std::move(parameters))), bucket_of_(parameters_.size()) {
+  check(bucket_bytes > 0, "GradientReducer: bucket size {} bytes; it must be positive", bucket_bytes);
+  int64_t bytes = 0;
+  for (size_t i = parameters_.size(); i-- > 0;) {
+    const int64_t size = parameters_[i].second.numel() * static_cast<int64_t>(sizeof(float));
+    if (buckets_.empty() || (bytes > 0 && bytes + size > bucket_bytes)) {
+      buckets_.emplace_back();
+      bytes = 0;
+    }
+    buckets_.back().members.push_back(i);
+    bucket_of_[i] = buckets_.size() - 1;
+    bytes += size;
+  }
+  for (Bucket& bucket : buckets_) {
+    int64_t count = 0;
+    for (size_t i : bucket.members) count += parameters_[i].second.numel();
+    bucket.flat.resize(static_cast<size_t>(count));
+  }
+}
+
+std::vector<std::vector<std::string>> GradientReducer::bucket_names() const {
+  std::vector<std::vector<std::string>> names;
+  for (const Bucket& bucket : buckets_) {
+    names.emplace_back();
+    for (size_t i : bucket.members) names.back().push_back(parameters_[i].first);
+  }
+  return names;
+}
+
+void GradientReducer::backward(const Var& loss) {
+  timing_ = Timing{};
+  const auto start_time = std::chrono::steady_clock::now();
+  if (!group_.distributed()) {
+    tape().backward(loss);
+    timing_.backward_seconds = seconds_since(start_time);
+    return;
+  }
+  for (Bucket& bucket : buckets_) bucket.waiting = bucket.members.size();
+  next_to_start_ = 0;
+  // Parameters by node, for the hook. Rebuilt each step: cheap next to a
+  // backward pass, and a model may have replaced a parameter's Var.
+  std::vector<std::pair<Node*, size_t>> by_node;
+  by_node.reserve(parameters_.size());
+  for (size_t i = 0; i < parameters_.size(); ++i) by_node.emplace_back(parameters_[i].second.node(), i);
+  std::sort(by_node.begin(), by_node.end());
+  tape().backward(loss, [&](Node& leaf) {
+    auto it = std::lower_bound(by_node.begin(), by_node.end(), std::pair<Node*, size_t>(&leaf, 0));
+    if (it == by_node.end() || it->first != &leaf) return;  // a trainable input that is not a parameter
+    Bucket& bucket = buckets_[bucket_of_[it->second]];
+    --bucket.waiting;
+    start_ready_buckets();
+    group_.progress();
+  });
+  timing_.buckets_started_in_backward = static_cast<int>(next_to_start_);
+  timing_.backward_seconds = seconds_since(start_time);
+
+  const auto wait_start = std::chrono::steady_clock::now();
+  while (next_to_start_ < buckets_.size()) start(buckets_[next_to_start_++]);
+  group_.wait_all();
+  for (Bucket& bucket : buckets_) {
+    const float* from = bucket.flat.data();
+    for (size_t i : bucket.members) {
+      Tensor& grad = parameters_[i].second.grad();  // allocated (zeros) for a parameter that got none
+      std::memcpy(grad.data(), from, sizeof(float) * static_cast<size_t>(grad.numel()));
+      from += grad.numel();
+    }
+  }
+  timing_.wait_seconds = seconds_since(wait_start);
+}
+
+void GradientReducer::start_ready_buckets() {
+  while (next_to_start_ < buckets_.size() && buckets_[next_to_start_].waiting == 0) start(buckets_[next_to_start_++]);
+}
+
+void GradientReducer::start(Bucket& bucket) {
+  float* to = bucket.flat.data();
+  for (size_t i : bucket.members) {
+    const Var& parameter = parameters_[i].second;
+    const int64_t n = parameter.numel();
+    if (parameter.has_grad())
+      std::memcpy(to, parameter.node()->grad.data(), sizeof(float) * static_cast<size_t>(n));
+    else
+      std::fill(to, to + n, 0.0f);
+    to += n;
+  }
+  group_.start_sum(bucket.flat);
+}
+
+}  // namespace rg::dist

@@ -1,0 +1,86 @@
+#pragma once
+// Data-parallel gradients. Each process runs forward and backward on its share
+// of the global batch; before the optimizer step every parameter's gradient
+// must be the sum over the processes. Summing one parameter at a time would
+// pay MPI's latency hundreds of times per step, and summing everything after
+// backward would leave the network idle while backward runs. So, as PyTorch's
+// DistributedDataParallel and Horovod do:
+//
+//   - the parameters are packed, in reverse registration order (about the
+//     order backward finishes them: the last layer's first), into buckets of
+//     about `bucket_bytes` (25 MiB by default; a larger parameter gets a
+//     bucket of its own);
+//   - backward runs with the tape's leaf-ready hook (Tape::backward(loss,
+//     ready)). When the last gradient of a bucket is final, the bucket's
+//     gradients are copied into one flat buffer and a non-blocking sum over
+//     the processes starts, while backward goes on with the layers below;
+//   - buckets start strictly in index order, so every process issues the same
+//     collectives in the same order (MPI's rule) even if its backward
+//     finishes them in another order;
+//   - after backward, the buckets not yet started start (a parameter that got
+//     no gradient this step adds zeros), all are awaited, and the sums are
+//     copied back into the gradients. A parameter that backward never reaches
+//     therefore holds its bucket, and every later one, until backward ends:
+//     correct, only without overlap (PyTorch's find_unused_parameters).
+//
+// The loss on each process must be normalised by the GLOBAL batch (the sum of
+// its examples' losses ÷ the number of examples in all processes, or per
+// token the same way): the summed gradient is then the gradient of the global
+// batch's loss, and N processes take the step one process would, up to the
+// order of float additions.
+//
+//   GradientReducer reducer(ProcessGroup::world(), model.named_parameters());
+//   optimizer.zero_grad();
+//   reducer.backward(loss);     // instead of loss.backward()
+//   optimizer.step();
+//
+// In a group of one, backward(loss) is loss.backward() and nothing is copied.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "rmsgrad/autograd/var.h"
+#include "rmsgrad/dist/process_group.h"
+#include "rmsgrad/optim/optimizer.h"
+
+namespace rg::dist {
+
+class GradientReducer {
+ public:
+  static constexpr int64_t kDefaultBucketBytes = int64_t{25} << 20;
+
+  GradientReducer(ProcessGroup& group, NamedParameters parameters, int64_t bucket_bytes = kDefaultBucketBytes);
+
+  // loss.backward(), then every parameter's gradient summed over the processes.
+  void backward(const Var& loss);
+
+  // The parameter names of each bucket, in the order the buckets are summed.
+  std::vector<std::vector<std::string>> bucket_names() const;
+
+  // Where the last backward's time went: the backward pass itself (with the
+  // sums started inside it) and the wait for the sums after it.
+  struct Timing {
+    double backward_seconds = 0.0;
+    double wait_seconds = 0.0;
+    int buckets_started_in_backward = 0;
+  };
+  const Timing& last_timing() const { return timing_; }
+
+ private:
+  struct Bucket {
+    std::vector<size_t> members;  // indices into parameters_
+    std::vector<float> flat;      // their gradients, end to end
+    size_t waiting = 0;           // members whose gradient is not final yet
+  };
+  void start_ready_buckets();
+  void start(Bucket& bucket);
+
+  ProcessGroup& group_;
+  NamedParameters parameters_;
+  std::vector<Bucket> buckets_;
+  std::vector<size_t> bucket_of_;   // parameter index → bucket
+  size_t next_to_start_ = 0;
+  Timing timing_;
+};
+
+}  // namespace rg::dist

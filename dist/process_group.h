@@ -1,0 +1,82 @@
+#pragma once
+// The processes of a data-parallel job and the collective operations training
+// needs from them. The engine is MPI (Debian's OpenMPI); we write no transport.
+//
+//   mpirun -np 4 build/bin/cifar10 ...      four processes, ranks 0..3, one job
+//   build/bin/cifar10 ...                   a group of one, and MPI is never called
+//
+// Started by an MPI launcher (mpirun sets OMPI_COMM_WORLD_SIZE, PMI_SIZE or
+// PMIX_RANK) the program joins the job; started any other way it is a group
+// of one and every operation here is the identity, so a single-process run
+// needs no launcher. A build without MPI (RG_HAVE_MPI undefined) is always a
+// group of one and refuses to run under a launcher with more than one
+// process, rather than silently training N independent copies.
+//
+// The collectives follow MPI's rule: every process calls the same ones in the
+// same order. Only the thread that called init() may call them (OpenMPI's
+// MPI_THREAD_FUNNELED); the OpenMP threads of the kernels never do.
+//
+// Faults: an error on one rank must not leave the others waiting forever in
+// a collective. abort() (which run_main calls for an rg::Error under a
+// launcher) makes the launcher kill every process of the job; a process that
+// dies is noticed by mpirun, which kills the rest and exits non-zero.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace rg::dist {
+
+class ProcessGroup {
+ public:
+  // The job this process belongs to. The first call joins it (MPI_Init_thread
+  // when launched by MPI); call it at the start of main, before any thread
+  // exists. MPI is finalised at normal exit.
+  static ProcessGroup& world();
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  bool distributed() const { return size_ > 1; }
+  // Rank 0: the one process that writes logs, metrics, checkpoints and figures.
+  bool writer() const { return rank_ == 0; }
+
+  // Element-wise sums over every process, in place, blocking.
+  void sum(std::span<float> values) const;
+  void sum(std::span<double> values) const;
+  double sum(double value) const;
+  // Rank `root`'s values, everywhere.
+  void broadcast(std::span<float> values, int root = 0) const;
+  std::string broadcast(const std::string& text, int root = 0) const;
+  // Every rank's text, in rank order, on every rank.
+  std::vector<std::string> all_gather(const std::string& text) const;
+  void barrier() const;
+
+  // Non-blocking sum in place: returns at once; the values are final after
+  // wait_all(), which waits for every sum started. MPI moves data only inside
+  // its calls, so call progress() now and then while other work goes on.
+  void start_sum(std::span<float> values);
+  void wait_all();
+  void progress();
+
+  // Ends the whole job: every process exits with `code`. Never returns.
+  [[noreturn]] void abort(int code) const;
+
+  ProcessGroup(const ProcessGroup&) = delete;
+  ProcessGroup& operator=(const ProcessGroup&) = delete;
+
+ private:
+  ProcessGroup();
+  ~ProcessGroup();
+
+  int rank_ = 0;
+  int size_ = 1;
+  bool mpi_ = false;  // MPI was initialised by us (the requests of start_sum live in process_group.cpp)
+};
+
+// How many processes the MPI launcher that started this one started (from its
+// environment); 1 when none did.
+int launched_processes();
+// How many of them run on this machine (OMPI_COMM_WORLD_LOCAL_SIZE); 1 when not launched.
+int local_processes();
+
+}  // namespace rg::dist

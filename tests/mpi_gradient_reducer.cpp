@@ -1,0 +1,130 @@
+// The data-parallel layer on its own, under `mpirun -np 2` (tests/CMakeLists.txt):
+// the process group's collectives, the batch shares, and the gradient
+// reducer on buckets of uneven size, on a parameter that no process used and
+// on one that only some processes used.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "rmsgrad/dist/batch_share.h"
+#include "rmsgrad/dist/gradient_reducer.h"
+#include "rmsgrad/rmsgrad.h"
+
+using namespace rg;
+using namespace rg::dist;
+
+namespace {
+
+ProcessGroup& group() { return ProcessGroup::world(); }
+
+// Five parameters of 15, 7, 100, 4 and 1 floats.
+struct Params {
+  Generator gen{3};
+  NamedParameters named;
+  Params() {
+    for (auto [name, shape] : std::vector<std::pair<std::string, Shape>>{
+             {"a", Shape{3, 5}}, {"b", Shape{7}}, {"c", Shape{100}}, {"unused", Shape{2, 2}}, {"e", Shape{1}}})
+      named.emplace_back(name, Var(normal(shape, 0.0f, 1.0f, gen), true));
+  }
+  Var& operator[](size_t i) { return named[i].second; }
+};
+
+}  // namespace
+
+TEST_CASE("the job has two processes, and its collectives") {
+  REQUIRE(group().size() == 2);  // run by mpirun -np 2
+  const int r = group().rank();
+  CHECK(group().sum(static_cast<double>(r + 1)) == 3.0);
+  std::vector<float> values = {1.0f * r, 2.0f, -1.0f};
+  group().sum(values);
+  CHECK(values == std::vector<float>{1.0f, 4.0f, -2.0f});
+  CHECK(group().broadcast(r == 0 ? std::string("from rank 0") : std::string("other")) == "from rank 0");
+  std::vector<float> mine = {static_cast<float>(r), 7.0f};
+  group().broadcast(mine);
+  CHECK(mine == std::vector<float>{0.0f, 7.0f});
+  CHECK(group().all_gather(std::string(static_cast<size_t>(r + 1), 'x')) == std::vector<std::string>{"x", "xx"});
+}
+
+TEST_CASE("batch shares cover the batch once, one more row for the first ranks") {
+  const BatchShare share = batch_share(group(), 7);
+  CHECK(share.rows == (group().rank() == 0 ? 4 : 3));
+  CHECK(share.first == (group().rank() == 0 ? 0 : 4));
+  CHECK(group().sum(static_cast<double>(share.rows)) == 7.0);
+  CHECK(group().sum(static_cast<double>(share.weight())) == doctest::Approx(1.0).epsilon(1e-7));
+  CHECK_THROWS_AS(batch_share(group(), 1), Error);
+}
+
+TEST_CASE("a shard draws each row's dropout mask as one process would for the whole batch") {
+  // Rows [first, first + rows) of a global [T=3, B=7, E=5] time-major tensor.
+  const BatchShare share = batch_share(group(), 7);
+  Generator whole_gen(11), shard_gen(11);
+  const Tensor whole = dropout_mask(Shape{3, 7, 5}, 0.5f, whole_gen, 1);
+  Tensor mine;
+  {
+    ScopedBatchShard shard = share.shard();
+    mine = dropout_mask(Shape{3, share.rows, 5}, 0.5f, shard_gen, 1);
+  }
+  CHECK(shard_gen.offset() == whole_gen.offset());  // the generator moves as far as the whole batch's
+  for (int64_t t = 0; t < 3; ++t)
+    for (int64_t b = 0; b < share.rows; ++b)
+      for (int64_t e = 0; e < 5; ++e) CHECK(mine.at({t, b, e}) == whole.at({t, share.first + b, e}));
+}
+
+TEST_CASE("the reducer packs parameters into buckets in reverse order, a large one alone") {
+  Params p;
+  // 40-byte buckets: e (4) + unused (16) = 20, then c (400 bytes) alone, then b (28), then a (60) alone.
+  GradientReducer reducer(group(), p.named, 40);
+  const auto names = reducer.bucket_names();
+  CHECK(names == std::vector<std::vector<std::string>>{{"e", "unused"}, {"c"}, {"b"}, {"a"}});
+}
+
+TEST_CASE("the reducer sums every gradient over the processes, unused parameters included") {
+  Params p;
+  GradientReducer reducer(group(), p.named, 40);
+  const int r = group().rank();
+  const float k = static_cast<float>(r + 1);
+  for (int step = 0; step < 2; ++step) {  // twice: the buckets start again each step
+    for (auto& [name, v] : p.named) v.zero_grad();
+    // Rank r: (r + 1) · Σ x² over a, b and e; c only on rank 0; "unused" on none.
+    Var loss = k * (sum(p[0] * p[0]) + sum(p[1] * p[1]) + sum(p[4] * p[4]));
+    if (r == 0) loss = loss + sum(p[2] * p[2]);
+    reducer.backward(loss);
+    // d/dx of Σ_r (r + 1) x² = 2 x (1 + 2) = 6 x; c: rank 0's alone, 2 x.
+    for (size_t i : {size_t{0}, size_t{1}, size_t{4}, size_t{2}}) {
+      const float factor = i == 2 ? 2.0f : 6.0f;
+      const Tensor& x = p[i].value();
+      const Tensor& g = p[i].grad();
+      for (int64_t j = 0; j < x.numel(); ++j) REQUIRE(g.data()[j] == doctest::Approx(factor * x.data()[j]).epsilon(1e-6));
+    }
+    REQUIRE(p[3].has_grad());
+    for (float g : p[3].grad().span()) CHECK(g == 0.0f);
+    // Buckets start in order and the first holds "unused", which backward
+    // never reports: every sum starts after backward.
+    CHECK(reducer.last_timing().buckets_started_in_backward == 0);
+  }
+}
+
+TEST_CASE("when every parameter is used, each bucket's sum starts inside backward") {
+  Params p;
+  GradientReducer reducer(group(), p.named, 40);
+  Var loss = sum(p[0] * p[0]);
+  for (size_t i = 1; i < 5; ++i) loss = loss + sum(p[i] * p[i]);
+  reducer.backward(loss);
+  CHECK(reducer.last_timing().buckets_started_in_backward == 4);
+  for (size_t i = 0; i < 5; ++i) {
+    const Tensor& x = p[i].value();
+    for (int64_t j = 0; j < x.numel(); ++j) REQUIRE(p[i].grad().data()[j] == doctest::Approx(4.0f * x.data()[j]));
+  }
+}
+
+TEST_CASE("every process ends a step with the same gradients") {
+  Params p;
+  GradientReducer reducer(group(), p.named);  // the default 25 MiB: one bucket
+  CHECK(reducer.bucket_names().size() == 1);
+  const float k = static_cast<float>(group().rank() + 1);
+  reducer.backward(k * sum(p[2] * p[2] * p[2]));
+  // Identical on both ranks, so their sum is exactly twice each.
+  std::vector<float> mine(p[2].grad().span().begin(), p[2].grad().span().end()), summed = mine;
+  group().sum(summed);
+  for (size_t j = 0; j < mine.size(); ++j) CHECK(summed[j] == 2.0f * mine[j]);
+}
