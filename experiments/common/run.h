@@ -46,6 +46,12 @@
 // from anywhere in the driver (an unusable --out, a NaN loss, a bad
 // checkpoint) prints one "error: <message>" line through run_main and exits
 // with 1.
+//
+// Under mpirun (dist/process_group.h) only rank 0 touches the run directory
+// and prints; every rank must have the same settings (the first that differs
+// is an error on all of them); --threads 0 splits the machine's cores among
+// the processes on it; and run_main turns an error on any rank into
+// "error: rank r of N: <message>" and the end of the whole job.
 #include <CLI/CLI.hpp>
 
 #include <chrono>
