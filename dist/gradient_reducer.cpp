@@ -43,6 +43,7 @@ GradientReducer::GradientReducer(ProcessGroup& group, NamedParameters parameters
     bucket_of_[i] = buckets_.size() - 1;
     bytes += size;
   }
+  if (!group_.distributed()) return;  // one process copies nothing: no buffers
   for (Bucket& bucket : buckets_) {
     int64_t count = 0;
     for (size_t i : bucket.members) count += parameters_[i].second.numel();

@@ -222,3 +222,24 @@ TEST_CASE("wrong inputs to ops throw, naming op and shapes") {
   CHECK_THROWS_AS(clamp(a, 1.0f, 0.0f), Error);
   CHECK_THROWS_AS(Var{Tensor{}}, Error);
 }
+
+TEST_CASE("backward reports each parameter once, when its gradient is final") {
+  // w1 is used first in the forward, so it is the last to be done; w2 twice;
+  // `spare` by nothing, so it is never reported.
+  Var w1(Tensor::from(Shape{2}, {1.0f, 2.0f}), true), w2(Tensor::from(Shape{2}, {3.0f, -1.0f}), true);
+  Var spare(Tensor::from(Shape{1}, {5.0f}), true);
+  Var h = w1 * 2.0f;
+  Var loss = sum(h * w2) + sum(w2 * w2);
+  std::vector<std::pair<Node*, std::vector<float>>> reported;
+  tape().backward(loss, [&](Node& leaf) {
+    reported.emplace_back(&leaf, std::vector<float>(leaf.grad.span().begin(), leaf.grad.span().end()));
+  });
+  REQUIRE(reported.size() == 2);
+  CHECK(reported[0].first == w2.node());
+  CHECK(reported[1].first == w1.node());
+  // What each held when reported is its final gradient: d/dw2 = 2 w1 + 2 w2, d/dw1 = 2 w2.
+  CHECK(reported[0].second == std::vector<float>{8.0f, 2.0f});
+  CHECK(reported[1].second == std::vector<float>{6.0f, -2.0f});
+  CHECK(w2.grad().span()[0] == 8.0f);
+  CHECK(!spare.has_grad());
+}

@@ -206,3 +206,26 @@ TEST_CASE("allocator: the cache keeps as much as the program had in use at once"
   CHECK(allocator_stats().cached_bytes == 0);
   CHECK(allocator_stats().peak_live_bytes == 0);
 }
+
+TEST_CASE("under a batch shard, each row draws what the whole batch draws for it") {
+  // Global [T=3, B=7, E=5], time-major (batch axis 1), as two processes would split it.
+  Generator whole_gen(21);
+  const Tensor whole_mask = dropout_mask(Shape{3, 7, 5}, 0.3f, whole_gen, 1);
+  const Tensor whole_noise = normal(Shape{3, 7, 5}, 0.0f, 1.0f, whole_gen, 1);
+  for (auto [first, rows] : {std::pair<int64_t, int64_t>{0, 4}, {4, 3}}) {
+    Generator gen(21);
+    ScopedBatchShard shard(7, first, rows);
+    const Tensor mask = dropout_mask(Shape{3, rows, 5}, 0.3f, gen, 1);
+    const Tensor noise = normal(Shape{3, rows, 5}, 0.0f, 1.0f, gen, 1);
+    CHECK(gen.offset() == whole_gen.offset());
+    for (int64_t t = 0; t < 3; ++t)
+      for (int64_t b = 0; b < rows; ++b)
+        for (int64_t e = 0; e < 5; ++e) {
+          REQUIRE(mask.at({t, b, e}) == whole_mask.at({t, first + b, e}));
+          REQUIRE(noise.at({t, b, e}) == whole_noise.at({t, first + b, e}));
+        }
+    // A shape whose batch axis does not hold the shard's rows is refused.
+    CHECK_THROWS_AS(dropout_mask(Shape{rows + 1, 5}, 0.3f, gen, 0), Error);
+  }
+  CHECK(!batch_shard().active());  // the scope ended
+}

@@ -190,7 +190,6 @@ void check_same_settings(const dist::ProcessGroup& group, const json& settings) 
   }
 }
 
-
 // Writes a whole file through a temporary one renamed over it, so that a full
 // disk or a crash leaves the old file or the new one, never half of either.
 void write_replacing(const std::string& file, const std::string& text) {
