@@ -91,7 +91,19 @@ void for_each_value(const View& v, F f) {
   });
 }
 
+StatisticsSum& statistics_sum() {
+  static StatisticsSum sum;
+  return sum;
+}
+
+// Σ over the processes, in place, when BatchNorm is synchronised.
+void sum_over_processes(std::vector<double>& values) {
+  if (statistics_sum()) statistics_sum()(values);
+}
+
 }  // namespace
+
+void set_batch_norm_statistics_sum(StatisticsSum sum) { statistics_sum() = std::move(sum); }
 
 Var batch_norm(const Var& x, const Var& gain, const Var& bias, BatchNormState& state, bool training) {
   check(x.defined() && gain.defined() && bias.defined(), "batch_norm: undefined input, gain or bias");
@@ -103,7 +115,9 @@ Var batch_norm(const Var& x, const Var& gain, const Var& bias, BatchNormState& s
   check(state.running_mean.defined() && state.running_mean.shape() == channels &&
             state.running_var.defined() && state.running_var.shape() == channels,
         "batch_norm: running statistics must be [{}] for input {}", v.c, x.shape());
-  const int64_t count = v.n * v.l;
+  // Values per channel: this batch's, or under synchronised BatchNorm the
+  // global batch's (the local count travels with the sums).
+  int64_t count = v.n * v.l;
   check(!training || count > 1, "batch_norm: training needs more than one value per channel, input is {}",
         x.shape());
 
@@ -112,10 +126,17 @@ Var batch_norm(const Var& x, const Var& gain, const Var& bias, BatchNormState& s
   const float* px = x.value().data();
   if (training) {
     std::vector<double> sum = channel_sums(v, [px](int64_t i, int64_t) { return px[i]; });
+    if (statistics_sum()) {
+      sum.push_back(static_cast<double>(count));
+      sum_over_processes(sum);
+      count = static_cast<int64_t>(sum.back());
+      sum.pop_back();
+    }
     for (int64_t c = 0; c < v.c; ++c) (*mean)[c] = static_cast<float>(sum[c] / count);
     const std::vector<float>& mu = *mean;
     std::vector<double> sq =
         channel_sums(v, [px, &mu](int64_t i, int64_t c) { return (px[i] - mu[c]) * (px[i] - mu[c]); });
+    sum_over_processes(sq);
     float* rm = state.running_mean.data();
     float* rv = state.running_var.data();
     for (int64_t c = 0; c < v.c; ++c) {
@@ -143,7 +164,9 @@ Var batch_norm(const Var& x, const Var& gain, const Var& bias, BatchNormState& s
     py[i] = px[i] * sc[c] + sh[c];
   });
 
-  return tape().record("batch_norm", std::move(y), {x, gain, bias}, [v, mean, inv_std, training](Node& n) {
+  const bool synchronised = training && static_cast<bool>(statistics_sum());
+  return tape().record("batch_norm", std::move(y), {x, gain, bias},
+                       [v, mean, inv_std, training, count, synchronised](Node& n) {
     const float* a = n.inputs[0]->value.data();
     const float* g = n.inputs[1]->value.data();
     const float* d = n.grad.data();
@@ -158,10 +181,16 @@ Var batch_norm(const Var& x, const Var& gain, const Var& bias, BatchNormState& s
     if (Tensor* db = n.input_grad(2))
       for (int64_t c = 0; c < v.c; ++c) db->data()[c] += static_cast<float>(d_sum[c]);
     Tensor* dx = n.input_grad(0);
+    // Synchronised: dx needs the sums over the whole batch (every process
+    // makes this call, whether or not it needs dx, to keep the order).
+    if (synchronised) {
+      sum_over_processes(d_sum);
+      sum_over_processes(dxh_sum);
+    }
     if (!dx) return;
     // dx = α_c δ − κ_c (x − μ_c) − λ_c with α = g r, κ = α r mean(δ x̂),
     // λ = α mean(δ); in evaluation mode κ = λ = 0.
-    const float inv_count = 1.0f / static_cast<float>(v.n * v.l);
+    const float inv_count = 1.0f / static_cast<float>(count);
     std::vector<float> alpha(v.c), kappa(v.c, 0.0f), lambda(v.c, 0.0f);
     for (int64_t c = 0; c < v.c; ++c) {
       alpha[c] = g[c] * r[c];

@@ -145,6 +145,32 @@ TEST_CASE("two processes take the steps one process takes on the same global bat
 #endif
 }
 
+TEST_CASE("BatchNorm: per-process statistics by default, the global batch's with --sync-batchnorm") {
+#ifndef RG_MPIEXEC
+  MESSAGE("skipped: this build has no MPI");
+#else
+  const Driver& d = drivers()[0];
+  const fs::path dir = fresh_dir("batchnorm");
+  std::string args = d.args;
+  args.replace(args.find("--norm rmsnorm"), 14, "--norm batchnorm");
+  const std::string common = args + " --threads 1 --steps 20";
+  std::string out;
+  REQUIRE_MESSAGE(test::run_program(d.binary, common + " --out " + (dir / "one").string(), dir, out) == 0, out);
+  REQUIRE_MESSAGE(test::run_program(kMpirun + " " + d.binary,
+                                    common + " --sync-batchnorm --out " + (dir / "synced").string(), dir, out) == 0,
+                  out);
+  check_same_losses(dir / "one", dir / "synced");
+  CHECK(relative_difference(dir / "one" / "checkpoint.safetensors", dir / "synced" / "checkpoint.safetensors") < 1e-4);
+  // Each process's statistics over its own 25 images: another model from the first step on.
+  REQUIRE_MESSAGE(
+      test::run_program(kMpirun + " " + d.binary, common + " --out " + (dir / "local").string(), dir, out) == 0, out);
+  const double first = test::metric_lines(dir / "one", "train")[0]["loss"];
+  const double local = test::metric_lines(dir / "local", "train")[0]["loss"];
+  CHECK(std::abs(first - local) > 1e-3 * first);
+  fs::remove_all(dir);
+#endif
+}
+
 TEST_CASE("when one process dies the job stops, and the last checkpoint resumes") {
 #ifndef RG_MPIEXEC
   MESSAGE("skipped: this build has no MPI");

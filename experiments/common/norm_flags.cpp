@@ -1,5 +1,11 @@
 #include "rmsgrad/experiments/common/norm_flags.h"
 
+#include <algorithm>
+
+#include "rmsgrad/autograd/batch_norm.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/dist/process_group.h"
+
 namespace rg {
 
 NormOptions NormFlags::options() const {
@@ -9,6 +15,8 @@ NormOptions NormFlags::options() const {
   o.impl = parse_norm_impl(impl);
   o.preact_shift = preact_shift;
   o.eps = eps;
+  check(!sync_batchnorm || o.kind != NormKind::BatchNorm || o.impl == NormImpl::Fused,
+        "--sync-batchnorm needs --norm-impl fused (the composed BatchNorm sums inside its own ops)");
   return o;
 }
 
@@ -21,6 +29,14 @@ void add_norm_flags(CLI::App& app, NormFlags& flags, const std::vector<std::stri
   app.add_option("--preact-shift", flags.preact_shift,
                  "start the input of every normalized place shifted by C (a learnable offset per unit)");
   app.add_option("--eps", flags.eps, "ε of the norms (inside the square root)")->check(CLI::PositiveNumber);
+  if (std::find(kinds.begin(), kinds.end(), "batchnorm") == kinds.end()) return;
+  app.add_flag("--sync-batchnorm", flags.sync_batchnorm,
+               "under mpirun: BatchNorm statistics over the global batch (default: each process's share)")
+      ->each([](const std::string& value) {
+        const dist::ProcessGroup& group = dist::ProcessGroup::world();
+        if (value == "false" || value == "0" || !group.distributed()) return;
+        set_batch_norm_statistics_sum([&group](std::span<double> values) { group.sum(values); });
+      });
 }
 
 }  // namespace rg
