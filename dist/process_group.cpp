@@ -161,6 +161,27 @@ std::vector<std::string> ProcessGroup::all_gather(const std::string& text) const
   return {text};
 }
 
+std::vector<float> ProcessGroup::all_gather(std::span<const float> mine, const std::vector<int64_t>& counts) const {
+  check(static_cast<int>(counts.size()) == size_ && counts[rank_] == static_cast<int64_t>(mine.size()),
+        "ProcessGroup::all_gather: {} counts for {} ranks, and {} values where rank {} should give {}", counts.size(),
+        size_, mine.size(), rank_, counts.size() == static_cast<size_t>(size_) ? counts[rank_] : -1);
+  int64_t total = 0;
+  for (int64_t c : counts) total += c;
+  std::vector<float> all(static_cast<size_t>(total));
+#ifdef RG_HAVE_MPI
+  if (distributed()) {
+    check(total <= INT_MAX, "MPI: all_gather of {} values", total);
+    std::vector<int> ints(counts.begin(), counts.end()), offsets(size_, 0);
+    for (int r = 1; r < size_; ++r) offsets[r] = offsets[r - 1] + ints[r - 1];
+    MPI_Allgatherv(mine.data(), ints[rank_], MPI_FLOAT, all.data(), ints.data(), offsets.data(), MPI_FLOAT,
+                   MPI_COMM_WORLD);
+    return all;
+  }
+#endif
+  std::copy(mine.begin(), mine.end(), all.begin());
+  return all;
+}
+
 void ProcessGroup::barrier() const {
 #ifdef RG_HAVE_MPI
   if (distributed()) MPI_Barrier(MPI_COMM_WORLD);

@@ -49,6 +49,8 @@ class ProcessGroup {
   std::string broadcast(const std::string& text, int root = 0) const;
   // Every rank's text, in rank order, on every rank.
   std::vector<std::string> all_gather(const std::string& text) const;
+  // Every rank's values end to end, in rank order; counts[r] is how many rank r gives.
+  std::vector<float> all_gather(std::span<const float> mine, const std::vector<int64_t>& counts) const;
   void barrier() const;
 
   // Non-blocking sum in place: returns at once; the values are final after

@@ -3,6 +3,7 @@
 
 #include "rmsgrad/autograd/order_violation.h"
 #include "rmsgrad/core/error.h"
+#include "rmsgrad/dist/gather_rows.h"
 
 namespace rg {
 
@@ -39,6 +40,27 @@ Var contrastive_loss(const Var& errors, float margin) {
   Var per_image = relu(margin_minus + reshape(diagonal, {1, b}));    // + E[j, j]
   Var per_caption = relu(margin_minus + reshape(diagonal, {b, 1}));  // + E[i, i]
   return sum((per_image + per_caption) * constant(off_diagonal));
+}
+
+Var contrastive_loss_part(const Var& rows, const Var& columns, int64_t first, float margin) {
+  const int64_t mine = rows.dim(0), b = rows.dim(1);
+  check(rows.rank() == 2 && columns.rank() == 2 && columns.dim(0) == b && columns.dim(1) == mine && first >= 0 &&
+            first + mine <= b,
+        "contrastive_loss_part: rows {} and columns {} must be [L, B] and [B, L] for pairs {}…", rows.shape(),
+        columns.shape(), first);
+  // E[i, i] of this process's pairs, taken from its rows; masks that drop the
+  // matching pair from its own row and column.
+  Tensor pick = Tensor::zeros(Shape{mine, b});
+  Tensor off_row = Tensor::full(Shape{mine, b}, 1.0f), off_column = Tensor::full(Shape{b, mine}, 1.0f);
+  for (int64_t k = 0; k < mine; ++k) {
+    pick.data()[k * b + first + k] = 1.0f;
+    off_row.data()[k * b + first + k] = 0.0f;
+    off_column.data()[(first + k) * mine + k] = 0.0f;
+  }
+  Var diagonal = sum(rows * constant(pick), 1, false);                                   // [L]
+  Var per_caption = relu((margin - rows) + reshape(diagonal, {mine, 1}));                 // caption i, images j
+  Var per_image = relu((margin - columns) + reshape(diagonal, {1, mine}));                // image j, captions i
+  return sum(per_caption * constant(off_row)) + sum(per_image * constant(off_column));
 }
 
 OrderEmbeddingModel::OrderEmbeddingModel(const OrderEmbeddingOptions& options, Generator& gen) : options_(options) {
@@ -79,6 +101,17 @@ Var OrderEmbeddingModel::loss(const Indices& ids, const Tensor& mask, const Var&
         "OrderEmbeddingModel: {} captions [T, B] = {} but {} images", ids.shape.rank() == 2 ? ids.shape[1] : -1,
         ids.shape, features.rank() == 2 ? features.dim(0) : -1);
   return contrastive_loss(errors(encode_captions(ids, mask), encode_images(features)), margin());
+}
+
+Var OrderEmbeddingModel::loss(const Indices& ids, const Tensor& mask, const Var& features,
+                              const dist::BatchShare& share, dist::ProcessGroup& group) {
+  if (share.whole()) return loss(ids, mask, features);
+  check(ids.shape.rank() == 2 && ids.shape[1] == share.rows && features.rank() == 2 && features.dim(0) == share.rows,
+        "OrderEmbeddingModel: this process's {} pairs, got captions {} and images {}", share.rows, ids.shape,
+        features.shape());
+  Var captions = encode_captions(ids, mask), images = encode_images(features);
+  Var all_captions = dist::gather_rows(captions, share, group), all_images = dist::gather_rows(images, share, group);
+  return contrastive_loss_part(errors(captions, all_images), errors(all_captions, images), share.first, margin());
 }
 
 }  // namespace rg

@@ -28,6 +28,8 @@
 #include <string_view>
 
 #include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/dist/batch_share.h"
+#include "rmsgrad/dist/process_group.h"
 #include "rmsgrad/core/random.h"
 #include "rmsgrad/layers/embedding.h"
 #include "rmsgrad/layers/gru.h"
@@ -57,6 +59,11 @@ Var l2_normalize_rows(const Var& x, float eps);
 
 // The contrastive loss above from the errors E [B, B] of B matching pairs.
 Var contrastive_loss(const Var& errors, float margin);
+// One process's part of it under data parallelism, for its pairs
+// first … first + L − 1: the caption terms of its rows, rows = E[mine, :]
+// [L, B], and the image terms of its columns, columns = E[:, mine] [B, L].
+// Summed over the processes this is contrastive_loss(E).
+Var contrastive_loss_part(const Var& rows, const Var& columns, int64_t first, float margin);
 
 class OrderEmbeddingModel : public Module {
  public:
@@ -70,6 +77,13 @@ class OrderEmbeddingModel : public Module {
   Var errors(const Var& captions, const Var& images) const;
   // The loss of a batch of matching pairs: caption b describes image b.
   Var loss(const Indices& ids, const Tensor& mask, const Var& features);
+  // Data-parallel: this process's pairs (share.rows of them) of a global
+  // batch. Its captions are compared with every image of the batch and its
+  // images with every caption (the others' embeddings gathered, with their
+  // gradient: dist/gather_rows.h); summed over the processes this is loss()
+  // of the whole batch. With one process, loss().
+  Var loss(const Indices& ids, const Tensor& mask, const Var& features, const dist::BatchShare& share,
+           dist::ProcessGroup& group);
 
   const OrderEmbeddingOptions& options() const { return options_; }
   float margin() const { return options_.margin; }

@@ -27,7 +27,7 @@
 #include "rmsgrad/autograd/ops.h"
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/data/batching.h"
-#include "rmsgrad/dist/process_group.h"
+#include "rmsgrad/dist/batch_share.h"
 #include "rmsgrad/experiments/common/run.h"
 #include "rmsgrad/experiments/common/training_loop.h"
 #include "rmsgrad/experiments/order_embedding/caption_data.h"
@@ -128,18 +128,17 @@ int train(int argc, char** argv) {
 
   TrainingLoop loop(run, model, adam, cfg.loop);
   loop.progress.cursor = &cursor;
-  // Its loss compares every caption of a batch with every image of it, so a
-  // share of the batch would need the other processes' embeddings (an
-  // all-gather with a gradient); until that exists, one process only.
-  check(!dist::ProcessGroup::world().distributed(),
-        "order_embedding: data-parallel training (mpirun) is not supported yet: the loss compares each caption "
-        "with every image of the batch; run it as one process");
+  dist::ProcessGroup& group = dist::ProcessGroup::world();
   loop.batch_loss = [&](int64_t) {
     const Batch& batch = cursor.next();
+    // Under mpirun each process encodes its share of the pairs; the loss
+    // compares them with every pair of the batch (dist/gather_rows.h).
+    const dist::BatchShare share = dist::batch_share(group, static_cast<int64_t>(batch.size()));
     PaddedBatch captions = pad_batch(splits.train.captions, batch);
+    if (!share.whole()) captions = batch_columns(captions, share.first, share.rows);
     std::vector<int64_t> images;
-    for (int64_t c : batch) images.push_back(c / splits.train.captions_per_image);
-    return model.loss(captions.ids, captions.mask, constant(feature_rows(splits.train, images)));
+    for (int64_t i = share.first; i < share.end(); ++i) images.push_back(batch[i] / splits.train.captions_per_image);
+    return model.loss(captions.ids, captions.mask, constant(feature_rows(splits.train, images)), share, group);
   };
   loop.validate = [&](int64_t) { return evaluate(model, splits.valid, cfg.fold_images, cfg.batch); };
   // The selected model on the test images. (Its validation scores are on the
