@@ -339,3 +339,25 @@ TEST_CASE("the real Multi30k features and captions (../shared/data), when presen
   CHECK(splits.test.num_images() == 100);
   MESSAGE("real Multi30k: vocabulary " << splits.vocab.size() << " words");
 }
+
+TEST_CASE("the processes' parts of the contrastive loss add up to the loss, gradient included") {
+  Generator gen(9);
+  const Tensor e = uniform(Shape{5, 5}, -0.3f, 0.3f, gen);
+  Var whole(e.clone(), true);
+  Var full = contrastive_loss(whole, 0.2f);
+  full.backward();
+  // Pairs [0, 3) and [3, 5), each part seeing its rows and its columns of the same E.
+  Var split(e.clone(), true);
+  Var total = constant(Tensor::zeros(Shape{1}));
+  for (auto [first, rows] : {std::pair<int64_t, int64_t>{0, 3}, {3, 2}}) {
+    std::vector<int32_t> mine;
+    for (int64_t i = first; i < first + rows; ++i) mine.push_back(static_cast<int32_t>(i));
+    total = total + reshape(contrastive_loss_part(index_select(split, 0, mine), index_select(split, 1, mine), first,
+                                                  0.2f), {1});
+  }
+  Var part_sum = sum(total);
+  part_sum.backward();
+  CHECK(part_sum.item() == doctest::Approx(full.item()).epsilon(1e-6));
+  for (int64_t i = 0; i < 25; ++i)
+    CHECK(split.grad().data()[i] == doctest::Approx(whole.grad().data()[i]).epsilon(1e-6));
+}
