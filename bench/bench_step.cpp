@@ -10,6 +10,19 @@
 // Prints one JSON line: {"impl": "rmsgrad", "model", "norm", "norm_impl",
 // "threads", <the model's sizes>, "parameters", "ms_per_step", "ms_min"}: the
 // median and the fastest of the timed steps after the warm-up.
+//
+// Under mpirun the step is data-parallel, as the drivers' loop makes it: each
+// process trains its batch (give the per-process size, --set batch=…) and
+// backward sums the gradients over the processes in buckets. Rank 0 prints the
+// line with "processes", and the communication: "exposed_comm_ms" (the median
+// wait for the sums after backward), "comm_alone_ms" (the same buckets summed
+// alone, blocking, back to back) and "hidden_fraction" = 1 − exposed ÷ alone.
+//
+//   mpirun -np 2 bench_step --model convpool --threads 1 --set batch=50
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 
@@ -17,6 +30,7 @@
 #include "bench/step_timing.h"
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/core/parallel.h"
+#include "rmsgrad/dist/process_group.h"
 
 using namespace rg;
 
@@ -31,6 +45,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"fused", "composed"}));
   app.add_option("--steps", steps, "timed steps")->check(CLI::PositiveNumber);
   app.add_option("--dump", dump, "write the check for the PyTorch twin to this folder instead (rnnsearch, transformer)");
+  double bucket_mb = 25.0;
+  app.add_option("--bucket-mb", bucket_mb, "under mpirun: MiB of gradients per bucket")->check(CLI::PositiveNumber);
+  dist::ProcessGroup& group = dist::ProcessGroup::world();
   if (int code = bench::parse_bench_flags(app, argc, argv); code >= 0) return code;
   try {
     set_num_threads(flags.threads);
@@ -42,15 +59,43 @@ int main(int argc, char** argv) {
       step->dump(dump);
       return 0;
     }
-    const std::vector<double> times = bench::time_steps([&] { step->run(); }, flags.warmup, steps);
+    if (group.distributed()) step->enable_data_parallel(group, static_cast<int64_t>(bucket_mb * 1048576.0));
+    std::vector<double> waits;
+    const std::vector<double> times = bench::time_steps([&] {
+      step->run();
+      if (step->reducer()) waits.push_back(step->reducer()->last_timing().wait_seconds);
+    }, flags.warmup, steps);
     check(std::isfinite(step->loss()), "bench_step: the loss is {}", step->loss());
+    std::string communication;
+    if (group.distributed()) {
+      // The same buckets summed alone, back to back, after a barrier.
+      std::vector<std::vector<float>> buckets;
+      for (int64_t n : step->reducer()->bucket_sizes()) buckets.emplace_back(static_cast<size_t>(n), 1.0f);
+      std::vector<double> alone;
+      for (int r = 0; r < std::max(3, steps); ++r) {
+        group.barrier();
+        const auto start = std::chrono::steady_clock::now();
+        for (auto& b : buckets) group.sum(b);
+        alone.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      }
+      std::sort(alone.begin(), alone.end());
+      std::sort(waits.begin(), waits.end());
+      const double wait_ms = 1e3 * group.sum(waits[waits.size() / 2]) / group.size();
+      const double alone_ms = 1e3 * group.sum(alone[alone.size() / 2]) / group.size();
+      communication = fmt::format("\"processes\": {}, \"buckets\": {}, \"exposed_comm_ms\": {:.3f}, "
+                                  "\"comm_alone_ms\": {:.3f}, \"hidden_fraction\": {:.3f}, ",
+                                  group.size(), buckets.size(), wait_ms, alone_ms, 1.0 - wait_ms / alone_ms);
+    }
+    if (!group.writer()) return 0;
     std::printf("{\"impl\": \"rmsgrad\", \"model\": \"%s\", \"norm\": \"%s\", \"norm_impl\": \"%s\", "
-                "\"threads\": %d, %s\"parameters\": %lld, \"ms_per_step\": %.3f, \"ms_min\": %.3f}\n",
-                flags.model.c_str(), norm.c_str(), impl.c_str(), flags.threads, sizes.json().c_str(),
+                "\"threads\": %d, %s%s\"parameters\": %lld, \"ms_per_step\": %.3f, \"ms_min\": %.3f}\n",
+                flags.model.c_str(), norm.c_str(), impl.c_str(), flags.threads, communication.c_str(),
+                sizes.json().c_str(),
                 static_cast<long long>(step->model().parameter_count()), bench::median_of(times), times.front());
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_step: %s\n", e.what());
+    if (group.distributed()) group.abort(1);
     return 1;
   }
 }

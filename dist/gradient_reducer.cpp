@@ -60,6 +60,16 @@ std::vector<std::vector<std::string>> GradientReducer::bucket_names() const {
   return names;
 }
 
+std::vector<int64_t> GradientReducer::bucket_sizes() const {
+  std::vector<int64_t> sizes;
+  for (const Bucket& bucket : buckets_) {
+    int64_t n = 0;
+    for (size_t i : bucket.members) n += parameters_[i].second.numel();
+    sizes.push_back(n);
+  }
+  return sizes;
+}
+
 void GradientReducer::backward(const Var& loss) {
   timing_ = Timing{};
   const auto start_time = std::chrono::steady_clock::now();

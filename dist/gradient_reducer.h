@@ -54,8 +54,10 @@ class GradientReducer {
   // loss.backward(), then every parameter's gradient summed over the processes.
   void backward(const Var& loss);
 
-  // The parameter names of each bucket, in the order the buckets are summed.
+  // The parameter names of each bucket, in the order the buckets are summed,
+  // and each bucket's size in floats.
   std::vector<std::vector<std::string>> bucket_names() const;
+  std::vector<int64_t> bucket_sizes() const;
 
   // Where the last backward's time went: the backward pass itself (with the
   // sums started inside it) and the wait for the sums after it.

@@ -30,7 +30,7 @@ ConvPoolStep::ConvPoolStep(const NormChoice& norm, Sizes& sizes) {
 void ConvPoolStep::run() {
   Var loss = cross_entropy((*model_)(constant(images_)), Indices(labels_));
   adam_->zero_grad();
-  loss.backward();
+  backward(loss);
   update(*adam_, [] {});
   loss_ = loss.item();
   tape().clear();

@@ -10,6 +10,7 @@
 #include "bench/model_steps/reader_step.h"
 #include "bench/model_steps/rnnsearch_step.h"
 #include "bench/model_steps/transformer_step.h"
+#include "rmsgrad/autograd/tape.h"
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/experiments/common/npy.h"
 #include "rmsgrad/optim/clip.h"
@@ -120,6 +121,17 @@ void write_text(const std::string& path, const std::string& text) {
   check(f != nullptr, "bench: cannot write {}", path);
   std::fputs(text.c_str(), f);
   std::fclose(f);
+}
+
+void ModelStep::enable_data_parallel(dist::ProcessGroup& group, int64_t bucket_bytes) {
+  reducer_ = std::make_unique<dist::GradientReducer>(group, model().named_parameters(), bucket_bytes);
+}
+
+void ModelStep::backward(const Var& loss) {
+  if (reducer_)
+    reducer_->backward(loss);
+  else
+    tape().backward(loss);
 }
 
 CheckResult write_translation_check(const std::string& dir, Seq2Seq& model, const TokenBatch& source,

@@ -28,6 +28,7 @@
 
 #include "rmsgrad/autograd/ops.h"
 #include "rmsgrad/core/allocation_tags.h"
+#include "rmsgrad/dist/gradient_reducer.h"
 #include "rmsgrad/optim/optimizer.h"
 #include "rmsgrad/core/random.h"
 #include "rmsgrad/layers/module.h"
@@ -77,7 +78,15 @@ class ModelStep {
   virtual void dump(const std::string& dir);
   double loss() const { return loss_; }
 
+  // Under mpirun: backward sums the gradients over the processes in buckets
+  // (dist/gradient_reducer.h), as the training loop does; each process's
+  // batch is its share (bench_step's --set batch=… per process).
+  void enable_data_parallel(dist::ProcessGroup& group, int64_t bucket_bytes);
+  const dist::GradientReducer* reducer() const { return reducer_.get(); }
+
  protected:
+  // loss.backward(), or the data-parallel one when enabled.
+  void backward(const Var& loss);
   // The update under the "optimizer state" tag: clip (when the recipe
   // clips), then the optimizer's step.
   template <class Clip>
@@ -87,6 +96,7 @@ class ModelStep {
     optimizer.step();
   }
   double loss_ = 0.0;
+  std::unique_ptr<dist::GradientReducer> reducer_;
 };
 
 inline constexpr std::string_view kModelNames = "rnnsearch|transformer|reader|order_embedding|convpool";

@@ -32,7 +32,7 @@ OrderEmbeddingStep::OrderEmbeddingStep(const NormChoice& norm, Sizes& sizes) {
 void OrderEmbeddingStep::run() {
   Var loss = model_->loss(captions_.ids, captions_.mask, constant(images_));
   adam_->zero_grad();
-  loss.backward();
+  backward(loss);
   update(*adam_, [&] { clip_grad_norm_per_parameter(model_->named_parameters(), 2.0); });
   loss_ = loss.item();
   tape().clear();

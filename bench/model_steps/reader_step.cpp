@@ -54,7 +54,7 @@ void ReaderStep::run() {
   const ReaderInputs in{document_.ids, document_.mask, query_.ids, query_.mask, candidates_, candidate_padding_};
   Var loss = model_->loss(in, answers_);
   adam_->zero_grad();
-  loss.backward();
+  backward(loss);
   update(*adam_, [&] { clip_grad_norm(model_->named_parameters(), 10.0); });
   loss_ = loss.item();
   tape().clear();

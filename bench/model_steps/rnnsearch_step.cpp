@@ -39,7 +39,7 @@ void RnnSearchStep::reshape(int64_t batch, int64_t src_len, int64_t tgt_len) {
 void RnnSearchStep::run() {
   Var loss = model_->loss(source_.ids, source_.mask, target_.ids, target_.mask);
   adam_->zero_grad();
-  loss.backward();
+  backward(loss);
   update(*adam_, [&] { clip_grad_norm(model_->named_parameters(), 1.0); });
   loss_ = loss.item();
   tape().clear();

@@ -43,7 +43,7 @@ void TransformerStep::reshape(int64_t batch, int64_t src_len, int64_t tgt_len) {
 void TransformerStep::run() {
   Var loss = model_->loss(source_.ids, source_.mask, target_.ids, target_.mask);
   adam_->zero_grad();
-  loss.backward();
+  backward(loss);
   update(*adam_, [] {});  // the recipe does not clip
   loss_ = loss.item();
   tape().clear();
