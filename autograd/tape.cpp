@@ -140,11 +140,7 @@ void Tape::check_output(const Node& output) const {
         "would reach the parameters; call clear() after backward, or not at all");
 }
 
-void Tape::backward(const Var& loss) {
-  check(loss.defined(), "backward: the loss is undefined");
-  check(loss.numel() == 1, "backward: the loss must have one element, its shape is {}", loss.shape());
-  run_backward(loss, Tensor::ones(loss.shape()), lean());
-}
+void Tape::backward(const Var& loss) { backward(loss, LeafReady{}); }
 
 void Tape::backward(const Var& loss, const LeafReady& ready) {
   check(loss.defined(), "backward: the loss is undefined");

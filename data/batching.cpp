@@ -156,20 +156,36 @@ PaddedBatch pad_batch(std::span<const std::vector<int32_t>> sentences, std::span
   return out;
 }
 
+namespace {
+
+// Row t of the result is row t of `data` [T, B] from column `first` on, `count` long.
+template <class T>
+std::vector<T> columns_of(const T* data, int64_t rows, int64_t width, int64_t first, int64_t count) {
+  check(first >= 0 && count >= 1 && first + count <= width, "time_major_columns: columns [{}, {}) of {}", first,
+        first + count, width);
+  std::vector<T> out;
+  out.reserve(static_cast<size_t>(rows * count));
+  for (int64_t t = 0; t < rows; ++t) out.insert(out.end(), data + t * width + first, data + t * width + first + count);
+  return out;
+}
+
+}  // namespace
+
+Indices time_major_columns(const Indices& ids, int64_t first, int64_t count) {
+  check(ids.shape.rank() == 2, "time_major_columns: ids must be [T, B], got {}", ids.shape);
+  return Indices(Shape{ids.shape[0], count}, columns_of(ids.values.data(), ids.shape[0], ids.shape[1], first, count));
+}
+
+Tensor time_major_columns(const Tensor& values, int64_t first, int64_t count) {
+  check(values.rank() == 2, "time_major_columns: values must be [T, B], got {}", values.shape());
+  return Tensor::from(Shape{values.dim(0), count}, columns_of(values.data(), values.dim(0), values.dim(1), first, count));
+}
+
 PaddedBatch batch_columns(const PaddedBatch& batch, int64_t first, int64_t count) {
-  const int64_t T = batch.time_steps(), B = batch.batch_size();
-  check(first >= 0 && count >= 1 && first + count <= B, "batch_columns: sentences [{}, {}) of a batch of {}", first,
-        first + count, B);
   PaddedBatch out;
+  out.ids = time_major_columns(batch.ids, first, count);
+  out.mask = time_major_columns(batch.mask, first, count);
   out.lengths.assign(batch.lengths.begin() + first, batch.lengths.begin() + first + count);
-  std::vector<int32_t> ids(static_cast<size_t>(T * count));
-  out.mask = Tensor::empty(Shape{T, count});
-  for (int64_t t = 0; t < T; ++t)
-    for (int64_t b = 0; b < count; ++b) {
-      ids[static_cast<size_t>(t * count + b)] = batch.ids.values[static_cast<size_t>(t * B + first + b)];
-      out.mask.data()[t * count + b] = batch.mask.data()[t * B + first + b];
-    }
-  out.ids = Indices(Shape{T, count}, std::move(ids));
   return out;
 }
 

@@ -105,6 +105,9 @@ struct PaddedBatch {
 // Pads sentences[batch[0]], sentences[batch[1]], ... into [T, B] with T the longest.
 PaddedBatch pad_batch(std::span<const std::vector<int32_t>> sentences, std::span<const int64_t> batch,
                       int32_t pad_id = 0);
+// Columns [first, first + count) of time-major [T, B] ids or values.
+Indices time_major_columns(const Indices& ids, int64_t first, int64_t count);
+Tensor time_major_columns(const Tensor& values, int64_t first, int64_t count);
 // Sentences [first, first + count) of a padded batch, still T long (a
 // data-parallel process's share keeps the whole batch's layout).
 PaddedBatch batch_columns(const PaddedBatch& batch, int64_t first, int64_t count);

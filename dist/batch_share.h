@@ -34,13 +34,16 @@ struct BatchShare {
   int processes = 1;
 
   int64_t end() const { return first + rows; }
+  // How many rows rank `r` gets: the first `global % processes` ranks one more.
+  int64_t rows_of(int r) const { return global / processes + (r < global % processes ? 1 : 0); }
   bool whole() const { return rows == global; }
   // This share of a loss that is a mean over the global batch: rows / global.
   float weight() const { return static_cast<float>(static_cast<double>(rows) / static_cast<double>(global)); }
   // A mean over this process's rows, made its part of the global batch's mean
   // (the loss itself when the batch is whole: one process records no extra op).
   Var part_of_mean(const Var& local_mean) const { return whole() ? local_mean : local_mean * weight(); }
-  // The random draws of this share (a no-op for one process: the batch is whole).
+  // The random draws of this share (for a whole batch the draws are those
+  // without a shard; only the batch axis's size is checked).
   ScopedBatchShard shard() const { return ScopedBatchShard(global, first, rows); }
 };
 
@@ -48,12 +51,11 @@ inline BatchShare batch_share(const ProcessGroup& group, int64_t global_rows) {
   const int64_t n = group.size(), r = group.rank();
   check(global_rows >= n, "a batch of {} cannot be shared by {} processes; each needs at least one example (make "
         "--batch at least the number of processes)", global_rows, n);
-  const int64_t base = global_rows / n, extra = global_rows % n;
   BatchShare share;
-  share.rows = base + (r < extra ? 1 : 0);
-  share.first = r * base + std::min(r, extra);
   share.global = global_rows;
   share.processes = static_cast<int>(n);
+  share.rows = share.rows_of(static_cast<int>(r));
+  share.first = r * (global_rows / n) + std::min(r, global_rows % n);
   return share;
 }
 

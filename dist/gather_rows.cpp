@@ -13,12 +13,9 @@ Var gather_rows(const Var& local, const BatchShare& share, ProcessGroup& group) 
         local.defined() ? local.shape().str() : "undefined");
   if (share.whole()) return local;
   const int64_t width = local.dim(1);
-  // Every rank's row count: the same rule batch_share uses, so no message is needed.
+  // Every rank's share is known from the batch alone, so no message is needed for the counts.
   std::vector<int64_t> counts;
-  for (int r = 0; r < share.processes; ++r) {
-    const int64_t base = share.global / share.processes, extra = share.global % share.processes;
-    counts.push_back((base + (r < extra ? 1 : 0)) * width);
-  }
+  for (int r = 0; r < share.processes; ++r) counts.push_back(share.rows_of(r) * width);
   const std::vector<float> all = group.all_gather(local.value().span(), counts);
   Tensor gathered = Tensor::from(Shape{share.global, width}, all);
   return tape().record("gather_rows", std::move(gathered), {local}, [share, width, &group](Node& n) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
+#include <initializer_list>
 
 #include "rmsgrad/core/error.h"
 
@@ -39,21 +40,29 @@ void in_chunks(size_t count, Call&& call) {
     done += static_cast<size_t>(n);
   }
 }
+
+template <class T>
+void sum_in_place(std::span<T> values, MPI_Datatype type) {
+  in_chunks(values.size(), [&](size_t at, int n) {
+    MPI_Allreduce(MPI_IN_PLACE, values.data() + at, n, type, MPI_SUM, MPI_COMM_WORLD);
+  });
+}
 #endif
 
 }  // namespace
 
-int launched_processes() {
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
+namespace {
+// The first of these variables that is set, as a count of at least 1; 1 if none is.
+int count_from_env(std::initializer_list<const char*> names) {
+  for (const char* name : names)
     if (const char* value = env(name)) return std::max(1, std::atoi(value));
   return 1;
 }
+}  // namespace
 
-int local_processes() {
-  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"})
-    if (const char* value = env(name)) return std::max(1, std::atoi(value));
-  return 1;
-}
+int launched_processes() { return count_from_env({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}); }
+
+int local_processes() { return count_from_env({"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"}); }
 
 ProcessGroup& ProcessGroup::world() {
   static ProcessGroup group;
@@ -89,10 +98,7 @@ ProcessGroup::~ProcessGroup() {
 
 void ProcessGroup::sum(std::span<float> values) const {
 #ifdef RG_HAVE_MPI
-  if (!distributed()) return;
-  in_chunks(values.size(), [&](size_t at, int n) {
-    MPI_Allreduce(MPI_IN_PLACE, values.data() + at, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-  });
+  if (distributed()) sum_in_place(values, MPI_FLOAT);
 #else
   (void)values;
 #endif
@@ -100,10 +106,7 @@ void ProcessGroup::sum(std::span<float> values) const {
 
 void ProcessGroup::sum(std::span<double> values) const {
 #ifdef RG_HAVE_MPI
-  if (!distributed()) return;
-  in_chunks(values.size(), [&](size_t at, int n) {
-    MPI_Allreduce(MPI_IN_PLACE, values.data() + at, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  });
+  if (distributed()) sum_in_place(values, MPI_DOUBLE);
 #else
   (void)values;
 #endif

@@ -12,16 +12,17 @@
 #include "rmsgrad/core/checkpoint.h"
 #include "test_util.h"
 
+#ifndef RG_MPIEXEC
+TEST_CASE("data-parallel training") { MESSAGE("skipped: this build has no MPI (install libopenmpi-dev and reconfigure)"); }
+#else
 using namespace rg;
 namespace fs = std::filesystem;
 
 namespace {
 
-#ifdef RG_MPIEXEC
 // Two processes on however many cores there are; as root, OpenMPI needs both variables.
 const std::string kMpirun = std::string("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ") + RG_MPIEXEC +
                             " --oversubscribe -np 2";
-#endif
 
 // Each driver's synthetic default, made small, with a log line every step.
 //
@@ -116,9 +117,6 @@ std::set<std::string> files_in(const fs::path& dir) {
 }  // namespace
 
 TEST_CASE("two processes take the steps one process takes on the same global batch") {
-#ifndef RG_MPIEXEC
-  MESSAGE("skipped: this build has no MPI (install libopenmpi-dev and reconfigure)");
-#else
   for (const Driver& d : drivers()) {
     SUBCASE(d.name) {
       const fs::path dir = fresh_dir(d.name);
@@ -145,13 +143,9 @@ TEST_CASE("two processes take the steps one process takes on the same global bat
       fs::remove_all(dir);
     }
   }
-#endif
 }
 
 TEST_CASE("BatchNorm: per-process statistics by default, the global batch's with --sync-batchnorm") {
-#ifndef RG_MPIEXEC
-  MESSAGE("skipped: this build has no MPI");
-#else
   const Driver& d = drivers()[0];
   const fs::path dir = fresh_dir("batchnorm");
   std::string args = d.args;
@@ -171,13 +165,9 @@ TEST_CASE("BatchNorm: per-process statistics by default, the global batch's with
   const double local = test::metric_lines(dir / "local", "train")[0]["loss"];
   CHECK(std::abs(first - local) > 1e-3 * first);
   fs::remove_all(dir);
-#endif
 }
 
 TEST_CASE("when one process dies the job stops, and the last checkpoint resumes") {
-#ifndef RG_MPIEXEC
-  MESSAGE("skipped: this build has no MPI");
-#else
   const Driver& d = drivers()[0];
   const fs::path dir = fresh_dir("killed");
   const std::string run = (dir / "run").string();
@@ -196,13 +186,9 @@ TEST_CASE("when one process dies the job stops, and the last checkpoint resumes"
   REQUIRE_MESSAGE(test::run_program(d.binary, d.args + " --threads 1 --steps 30 --resume --out " + run, dir, out) == 0,
                   out);
   fs::remove_all(dir);
-#endif
 }
 
 TEST_CASE("the processes of a job must have the same settings") {
-#ifndef RG_MPIEXEC
-  MESSAGE("skipped: this build has no MPI");
-#else
   const Driver& d = drivers()[0];
   const fs::path dir = fresh_dir("settings");
   const std::string command = kMpirun + " sh -c 'exec " + d.binary + " " + d.args + " --out " +
@@ -211,5 +197,5 @@ TEST_CASE("the processes of a job must have the same settings") {
   CHECK(test::run_program(command, "", dir, out) != 0);
   CHECK(out.find("rank 1 runs with --steps 3, rank 0 with 2") != std::string::npos);
   fs::remove_all(dir);
-#endif
 }
+#endif  // RG_MPIEXEC

@@ -110,31 +110,6 @@ ReaderBatch make_batch(const std::vector<EncodedQuestion>& questions, const Batc
   return out;
 }
 
-namespace {
-
-// Columns [first, first + count) of a time-major [T, B] matrix (ids or mask),
-// or rows [first, first + count) of a batch-major [B, ...] one: both are
-// `count` runs of `run` elements, `stride` apart.
-template <class T>
-std::vector<T> take_runs(const T* data, int64_t runs, int64_t stride, int64_t offset, int64_t run) {
-  std::vector<T> out;
-  out.reserve(static_cast<size_t>(runs * run));
-  for (int64_t r = 0; r < runs; ++r) out.insert(out.end(), data + r * stride + offset, data + r * stride + offset + run);
-  return out;
-}
-
-Indices time_major_columns(const Indices& ids, int64_t first, int64_t count) {
-  const int64_t T = ids.shape[0], B = ids.shape[1];
-  return Indices(Shape{T, count}, take_runs(ids.values.data(), T, B, first, count));
-}
-
-Tensor time_major_columns(const Tensor& mask, int64_t first, int64_t count) {
-  const int64_t T = mask.dim(0), B = mask.dim(1);
-  return Tensor::from(Shape{T, count}, take_runs(mask.data(), T, B, first, count));
-}
-
-}  // namespace
-
 ReaderBatch batch_rows(const ReaderBatch& batch, int64_t first, int64_t count) {
   const int64_t B = batch.size();
   check(first >= 0 && count >= 1 && first + count <= B, "batch_rows: questions [{}, {}) of a batch of {}", first,
@@ -145,10 +120,14 @@ ReaderBatch batch_rows(const ReaderBatch& batch, int64_t first, int64_t count) {
   out.document_mask = time_major_columns(batch.document_mask, first, count);
   out.query = time_major_columns(batch.query, first, count);
   out.query_mask = time_major_columns(batch.query_mask, first, count);
-  out.candidates = Indices(Shape{count, C}, take_runs(batch.candidates.values.data(), 1, 0, first * C, count * C));
-  out.candidate_padding =
-      Tensor::from(Shape{count, C}, take_runs(batch.candidate_padding.data(), 1, 0, first * C, count * C));
-  out.answers = Indices(Shape{count}, take_runs(batch.answers.values.data(), 1, 0, first, count));
+  // Batch-major [B, C] and [B]: the rows are one contiguous run.
+  const auto& ids = batch.candidates.values;
+  out.candidates =
+      Indices(Shape{count, C}, std::vector<int32_t>(ids.begin() + first * C, ids.begin() + (first + count) * C));
+  out.candidate_padding = Tensor::from(Shape{count, C}, std::span<const float>(batch.candidate_padding.data() + first * C,
+                                                                               static_cast<size_t>(count * C)));
+  out.answers = Indices(Shape{count}, std::vector<int32_t>(batch.answers.values.begin() + first,
+                                                           batch.answers.values.begin() + first + count));
   return out;
 }
 

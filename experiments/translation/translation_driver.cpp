@@ -81,7 +81,11 @@ int translation_main(int argc, char** argv, const TranslationRecipe& recipe) {
     add_translation_flags(app, cfg, recipe.norms, recipe.norm_places);
     recipe.add_model_flags(app);
     if (auto exit_code = parse_flags(app, argc, argv)) return *exit_code;
-    if (!cfg.translate.empty()) return translate_file(recipe, cfg);
+    if (!cfg.translate.empty()) {
+      // Translating is one process's job: under mpirun rank 0 does it, the
+      // others would only print the same lines again.
+      return dist::ProcessGroup::world().writer() ? translate_file(recipe, cfg) : 0;
+    }
     const bool synthetic = cfg.train_src.empty();
     if (synthetic) {
       std::vector<std::pair<std::string, std::string>> defaults = recipe.synthetic_defaults;
@@ -161,10 +165,9 @@ int translation_main(int argc, char** argv, const TranslationRecipe& recipe) {
                             batch_columns(b.target, share.first, share.rows)};
       ScopedBatchShard shard = share.shard();  // dropout drawn per sentence
       Var loss = model->loss(mine.source.ids, mine.source.mask, mine.target.ids, mine.target.mask);
-      // Weighted as this share's part of the global batch's mean.
-      return loss * static_cast<float>(model->loss_mean() == Seq2Seq::LossMean::PerToken
-                                           ? real_tokens(mine.target) / real_tokens(b.target)
-                                           : static_cast<double>(share.weight()));
+      // This share's part of the global batch's mean, per sentence or per real target token.
+      if (model->loss_mean() == Seq2Seq::LossMean::PerSentence) return share.part_of_mean(loss);
+      return loss * static_cast<float>(real_tokens(mine.target) / real_tokens(b.target));
     };
     loop.validate = [&](int64_t step) {
       const double loss = token_loss(*model, valid_pairs, cfg.decode_batch);
