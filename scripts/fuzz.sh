@@ -3,7 +3,8 @@
 # AddressSanitizer and UndefinedBehaviorSanitizer into build-fuzz/, then runs
 # each for the given time and fails on any crash, sanitizer report, leak,
 # hang (an input taking longer than TIMEOUT seconds) or out-of-memory (one
-# allocation over MALLOC_MB or a resident set over RSS_MB).
+# allocation over MALLOC_MB or a resident set over RSS_MB). Each target runs
+# WORKERS fuzzer processes side by side (default: one per core).
 #
 # Usage: scripts/fuzz.sh [seconds per target, default 60] [target ...]
 #   e.g. scripts/fuzz.sh 30            every target for 30 s (CI)
@@ -21,6 +22,7 @@ shift || true
 TIMEOUT=${TIMEOUT:-10}
 RSS_MB=${RSS_MB:-2048}
 MALLOC_MB=${MALLOC_MB:-1024}
+workers=${WORKERS:-$(nproc)}
 
 # The harnesses write every input to a scratch file; in memory (tmpfs) that is cheap.
 if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then export TMPDIR=/dev/shm; fi
@@ -92,22 +94,32 @@ for t in "${targets[@]}"; do
   case "$t" in
     cbt) max_len=(-max_len=1024) ;;
   esac
-  echo "== fuzzing $t for ${seconds}s"
-  # The first folder receives new inputs; the seed folders are only read.
-  # -close_fd_mask=1 silences the readers' stdout; reports go to stderr.
+  echo "== fuzzing $t for ${seconds}s with $workers worker(s)"
+  # One fuzzer process per core, all on the same corpus folder (each picks up
+  # what the others add to it, as libFuzzer's -jobs does); the target's count
+  # is the sum of theirs. The first folder receives new inputs; the seed
+  # folders are only read. -close_fd_mask=1 silences the readers' stdout;
+  # reports go to stderr.
+  pids=()
+  for w in $(seq 1 "$workers"); do
+    ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      "$binary" "$corpus" "fuzz/corpus/$t" "$seeds/$t" "${dict[@]}" "${max_len[@]}" -max_total_time="$seconds" \
+      -timeout="$TIMEOUT" -rss_limit_mb="$RSS_MB" -malloc_limit_mb="$MALLOC_MB" -close_fd_mask=1 -print_final_stats=1 \
+      -artifact_prefix="$artifacts/" > "$log.$w" 2>&1 &
+    pids+=($!)
+  done
   status=0
-  ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    "$binary" "$corpus" "fuzz/corpus/$t" "$seeds/$t" "${dict[@]}" "${max_len[@]}" -max_total_time="$seconds" -timeout="$TIMEOUT" \
-    -rss_limit_mb="$RSS_MB" -malloc_limit_mb="$MALLOC_MB" -close_fd_mask=1 -print_final_stats=1 \
-    -artifact_prefix="$artifacts/" > "$log" 2>&1 || status=$?
-  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
-  time=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+  for pid in "${pids[@]}"; do wait "$pid" || status=$?; done
+  cat "$log".* > "$log"
+  rm -f "$log".*
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | awk '{s += $1} END {print s}')
+  time=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' | awk '{s += $1} END {print s}')
   if [ "$status" -ne 0 ]; then
     failed+=("$t")
     summary+=("$(printf '%-20s FAILED (exit %s); see %s and %s' "$t" "$status" "$log" "$artifacts")")
     grep -E 'ERROR|SUMMARY|==[0-9]+==|runtime error|terminate|Test unit written' "$log" | head -20 || true
   else
-    summary+=("$(printf '%-20s %8ss %12s inputs %8s/s' "$t" "$seconds" "${runs:-?}" "${time:-?}")")
+    summary+=("$(printf '%-20s %8ss %12s inputs %8s/s  (%s workers)' "$t" "$seconds" "${runs:-?}" "${time:-?}" "$workers")")
   fi
 done
 

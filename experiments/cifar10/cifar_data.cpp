@@ -86,11 +86,35 @@ void decode_into(const std::vector<unsigned char>& bytes, const std::string& nam
   stbi_image_free(pixels);
 }
 
-// (class name, file name) → encoded bytes, for one split.
-using Encoded = std::map<std::pair<std::string, std::string>, std::vector<unsigned char>>;
+// An image file of a folder, read whole after its size is checked (from the
+// open file, not a separate stat).
+std::vector<unsigned char> read_image_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  check(in.good(), "cifar10: cannot open {}", path);
+  const auto size = static_cast<uint64_t>(in.tellg());
+  check(size <= kMaxImageFileBytes, "cifar10: image {} has {} bytes, more than a 32×32 image needs", path, size);
+  std::vector<unsigned char> bytes(size);
+  in.seekg(0);
+  in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size));
+  check(in.gcount() == static_cast<std::streamsize>(size), "cifar10: cannot read {}", path);
+  return bytes;
+}
 
-Encoded collect_split(const std::string& root, const std::string& split) {
-  Encoded files;
+// One image of a split: a file in a folder, read when it is decoded, or an
+// archive member, whose bytes were read with the rest of the archive (an
+// archive is a stream, read in one pass). So a folder of 50,000 images is
+// never held encoded all at once, and its first bad image ends the read.
+struct ImageSource {
+  std::string path;
+  std::vector<unsigned char> bytes;
+};
+
+// (class name, file name) → image, for one split; the map's order is the
+// order the images are labelled and stored in.
+using SplitImages = std::map<std::pair<std::string, std::string>, ImageSource>;
+
+SplitImages collect_split(const std::string& root, const std::string& split) {
+  SplitImages files;
   if (fs::is_regular_file(root)) {
     auto keep = [&](const std::string& name, std::vector<unsigned char>& bytes) {
       fs::path p(name);
@@ -98,20 +122,19 @@ Encoded collect_split(const std::string& root, const std::string& split) {
       if (it == p.end() || *it != split || !is_image_name(name)) return;
       std::vector<std::string> parts(p.begin(), p.end());
       if (parts.size() != 3) return;  // <split>/<class>/<file>
-      files[{parts[1], parts[2]}] = std::move(bytes);
+      files[{parts[1], parts[2]}] = ImageSource{{}, std::move(bytes)};
     };
     for_each_archive_file(root, keep, kMaxImageFileBytes);
   } else {
     const fs::path dir = fs::path(root) / split;
     if (!fs::is_directory(dir)) return files;
+    // is_directory and is_regular_file of a directory entry use the type the
+    // directory listing gave, without a stat per file.
     for (const auto& cls : fs::directory_iterator(dir)) {
       if (!cls.is_directory()) continue;
       for (const auto& f : fs::directory_iterator(cls.path()))
-        if (f.is_regular_file() && is_image_name(f.path().string())) {
-          check(f.file_size() <= kMaxImageFileBytes, "cifar10: image {} has {} bytes, more than a 32×32 image needs",
-                f.path().string(), f.file_size());
-          files[{cls.path().filename().string(), f.path().filename().string()}] = read_file(f.path().string());
-        }
+        if (f.is_regular_file() && is_image_name(f.path().string()))
+          files[{cls.path().filename().string(), f.path().filename().string()}] = ImageSource{f.path().string(), {}};
     }
   }
   return files;
@@ -146,7 +169,7 @@ ImageSet read_binary_batches(const std::vector<std::string>& files) {
 
 ImageSet read_image_folder(const std::string& root, const std::string& split) {
   check(fs::exists(root), "cifar10: data path {} does not exist", root);
-  Encoded files = collect_split(root, split);
+  SplitImages files = collect_split(root, split);
   check(!files.empty(), "cifar10: no images under {}/{}/<class>/", root, split);
   std::vector<std::string> classes;
   for (const auto& [key, _] : files)
@@ -156,10 +179,12 @@ ImageSet read_image_folder(const std::string& root, const std::string& split) {
   const int64_t count = static_cast<int64_t>(files.size());
   ImageSet set{Tensor::empty(Shape{count, kChannels, kSide, kSide}), std::vector<int32_t>(count)};
   int64_t i = 0;
-  for (const auto& [key, bytes] : files) {  // map order: class, then file name
+  for (auto& [key, image] : files) {  // map order: class, then file name
     const auto cls = std::find(classes.begin(), classes.end(), key.first) - classes.begin();
     set.labels[i] = static_cast<int32_t>(cls);
-    decode_into(bytes, root + ":" + split + "/" + key.first + "/" + key.second, set.images.data() + i * kPixels);
+    if (!image.path.empty()) image.bytes = read_image_file(image.path);
+    decode_into(image.bytes, root + ":" + split + "/" + key.first + "/" + key.second, set.images.data() + i * kPixels);
+    image.bytes = {};  // freed as soon as it is decoded
     ++i;
   }
   return set;

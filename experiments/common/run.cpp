@@ -246,17 +246,20 @@ Run::Run(const CLI::App& app, const RunOptions& options)
     if (in) saved = json::parse(in, nullptr, /*allow_exceptions=*/false);
   }
 
-  // The header: every setting, fixed-width.
+  // The header: every setting, fixed-width, written as one block (one write
+  // to the terminal and the log, not one per line).
   size_t width = 0;
   for (const auto& [name, value] : settings.items()) width = std::max(width, name.size() + 2);
-  if (!app.get_description().empty()) write_line(app.get_description(), false);
-  write_line(fmt::format("{:<{}}  {} ({})", "run", width, dir_.string(), resuming_ ? "resuming" : "fresh"), false);
-  write_line(fmt::format("{:<{}}  {}", "threads", width, num_threads()), false);
+  std::string header;
+  if (!app.get_description().empty()) header += app.get_description() + '\n';
+  header += fmt::format("{:<{}}  {} ({})\n", "run", width, dir_.string(), resuming_ ? "resuming" : "fresh");
+  header += fmt::format("{:<{}}  {}", "threads", width, num_threads());
   if (group.distributed())
-    write_line(fmt::format("{:<{}}  {} (data-parallel over MPI; --batch is the global batch)", "processes", width,
-                           group.size()), false);
+    header += fmt::format("\n{:<{}}  {} (data-parallel over MPI; --batch is the global batch)", "processes", width,
+                          group.size());
   for (const auto& [name, value] : settings.items())
-    write_line(fmt::format("{:<{}}  {}", "--" + name, width, display(value)), false);
+    header += fmt::format("\n{:<{}}  {}", "--" + name, width, display(value));
+  write_line(header, false);
   if (replacing_) note("replacing the logs of the run already in " + dir_.string() + " (--resume continues it)");
   if (saved.is_object())
     for (const auto& [name, value] : settings.items())
