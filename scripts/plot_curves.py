@@ -12,7 +12,9 @@ comma-separated lists to draw panels side by side, like the paper's figures
 The x axis is the step, the training time (--x time: the runs' time_sec, which
 excludes evaluation) or the epoch (--x epoch: an "epoch" field the driver logs).
 Each run is labelled by its config.json's "norm", else by its directory name
-(--label dir, or --label KEY for any config key). Runs that share a label and
+(--label dir, or --label KEY for any config key). --points "LABEL=x:y,x:y"
+adds a curve of figures measured elsewhere (a table in the README, say), drawn
+with markers; its x is in steps, epochs or seconds, as the runs' are. Runs that share a label and
 differ only in their config's "seed" (a paper script's SEEDS="1 2 3") are drawn
 as one mean curve with a band of ± one standard deviation across the seeds.
 The format follows the output's extension (.png, .svg, .pdf). Needs Debian's
@@ -139,6 +141,20 @@ def curve(lines, split, metric, x_field, smooth):
     return xs, ys
 
 
+def parse_points(text):
+    """"LABEL=x:y,x:y,..." → (label, xs, ys)."""
+    label, sep, pairs = text.partition("=")
+    try:
+        if not sep or not label:
+            raise ValueError
+        points = [tuple(float(v) for v in pair.split(":")) for pair in pairs.split(",")]
+        if any(len(p) != 2 for p in points):
+            raise ValueError
+    except ValueError:
+        fail(f'--points {text!r}: expected "LABEL=x:y,x:y,..." with numbers')
+    return label, [x for x, _ in points], [y for _, y in points]
+
+
 def time_scale(max_seconds):
     if max_seconds >= 2 * 3600:
         return 3600.0, "training time (hours)"
@@ -158,6 +174,8 @@ def main():
     parser.add_argument("--logy", action="store_true", help="logarithmic y axis")
     parser.add_argument("--ymin", type=float)
     parser.add_argument("--ymax", type=float)
+    parser.add_argument("--points", action="append", default=[], metavar="LABEL=x:y,x:y",
+                        help="a curve of figures measured elsewhere, drawn with markers (x in the runs' unit)")
     parser.add_argument("--title", default="", help="figure title")
     parser.add_argument("-o", "--out", default="curves.png", help="output file: .png, .svg or .pdf")
     args = parser.parse_args()
@@ -171,6 +189,7 @@ def main():
     if Path(args.out).suffix.lower() not in (".png", ".svg", ".pdf"):
         fail(f"--out {args.out}: the extension must be .png, .svg or .pdf")
 
+    extra = [parse_points(text) for text in args.points]
     runs = find_runs(args.runs)
     bases = base_labels(runs, args.label)
     seeded = seed_groups(runs, bases)
@@ -196,11 +215,16 @@ def main():
             mx, my, sd = mean_band(members)
             curves.append((mx, my, f"{base} (mean ± sd of {len(members)} seeds)", sd))
         curves = [c if len(c) == 4 else (*c, None) for c in curves]
+        curves += [(xs, ys, f"{label} (measured points)", "points") for label, xs, ys in extra]
         x_unit, x_label = (1.0, args.x)
         if args.x == "time" and curves:
             x_unit, x_label = time_scale(max(max(c[0]) for c in curves))
         for xs, ys, label, sd in curves:
             scaled = [x / x_unit for x in xs]
+            if sd == "points":
+                ax.plot(scaled, ys, "o--", label=label, linewidth=1.0, markersize=4)
+                drawn += 1
+                continue
             line, = ax.plot(scaled, ys, label=label, linewidth=1.4)
             if sd is not None:
                 ax.fill_between(scaled, [y - s for y, s in zip(ys, sd)], [y + s for y, s in zip(ys, sd)],
