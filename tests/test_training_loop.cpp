@@ -177,6 +177,24 @@ TEST_CASE("loop: --stop-after, then --resume, logs the uninterrupted run's losse
   }
 }
 
+TEST_CASE("loop: a --train-minutes budget ends training at the first step past it, validated and tested") {
+  test::TempDir dir("loop_budget");
+  QuadrantRun quadrants;
+  quadrants.options.train_minutes = 1e-9;  // 60 ns: every step ends past it
+  CHECK(quadrants.train(dir.path / "run") == 1);
+  CHECK(steps_of(test::metric_lines(dir.path / "run", "train")) == std::vector<int64_t>{1});
+  CHECK(steps_of(test::metric_lines(dir.path / "run", "valid")) == std::vector<int64_t>{0, 1});
+  CHECK(test::metric_lines(dir.path / "run", "test").size() == 1);
+  std::ifstream log(dir.path / "run" / "train.log");
+  const std::string text{std::istreambuf_iterator<char>(log), std::istreambuf_iterator<char>()};
+  CHECK(text.find("stopping after step 1:") != std::string::npos);
+  CHECK(text.find("(--train-minutes 1e-09)") != std::string::npos);
+
+  QuadrantRun unlimited;  // 0 is no budget
+  unlimited.options.train_minutes = 0;
+  CHECK(unlimited.train(dir.path / "unlimited") == 40);
+}
+
 TEST_CASE("loop: a NaN loss stops the run with the step named and keeps the last checkpoint") {
   test::TempDir dir("loop_nan");
   QuadrantRun quadrants;

@@ -29,6 +29,10 @@ TrainingLoop::TrainingLoop(Run& run, Module& model, Optimizer& optimizer, Traini
 void add_loop_flags(CLI::App& app, TrainingOptions& options) {
   app.add_option("--stop-after", options.stop_after, "stop after this step as if interrupted (for testing --resume)")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--train-minutes", options.train_minutes,
+                 "stop after the step that ends this many minutes of training (evaluation excluded), then "
+                 "validate and test as at the last step (0: train --steps)")
+      ->check(CLI::NonNegativeNumber);
   app.add_flag("--skip-nonfinite", options.skip_nonfinite,
                "skip a step whose loss or gradient is NaN or infinite instead of stopping");
   app.add_option("--bucket-mb", options.bucket_mb,
@@ -78,7 +82,7 @@ int64_t TrainingLoop::run() {
     }
     bar.update(step);
 
-    const bool last = step == options_.steps;
+    const bool last = step == options_.steps || out_of_time();
     if (step % run_.log_every() == 0 || last) {
       Run::Fields fields = train_fields ? train_fields() : Run::Fields{};
       fields.emplace_back("epoch", epoch_of(step));
@@ -88,6 +92,11 @@ int64_t TrainingLoop::run() {
       interval_steps = 0;
     }
     if (step % options_.eval_every == 0 || last) validate_and_save(step);
+    if (last && step < options_.steps) {
+      run_.note(fmt::format("stopping after step {}: {:.1f} minutes of training (--train-minutes {})", step,
+                            run_.train_seconds() / 60.0, options_.train_minutes));
+      break;
+    }
     if (step == options_.stop_after) {
       run_.note(fmt::format("stopping after step {} (--stop-after)", step));
       bar.finish();
@@ -100,6 +109,13 @@ int64_t TrainingLoop::run() {
     test(step);
   }
   return step;
+}
+
+// Every process must stop at the same step: rank 0's clock decides.
+bool TrainingLoop::out_of_time() const {
+  if (options_.train_minutes <= 0) return false;
+  const double over = group_.writer() && run_.train_seconds() >= options_.train_minutes * 60.0 ? 1.0 : 0.0;
+  return group_.sum(over) > 0;
 }
 
 void TrainingLoop::start_from_rank0() {

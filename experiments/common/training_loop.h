@@ -63,6 +63,10 @@ struct TrainingOptions {
   int64_t steps = 1000;       // optimizer steps in all
   int64_t eval_every = 100;   // steps between validations (and one at the last step)
   int64_t stop_after = 0;     // stop after this step as if interrupted, with no final test (0: never)
+  // A budget of training time (evaluation excluded, earlier runs included
+  // when resumed): the first step that ends past it is the last one — it is
+  // validated and the test runs, as after `steps`. 0: no budget.
+  double train_minutes = 0.0;
   double clip = 0.0;          // gradient norm clip (0: none)
   bool clip_per_parameter = false;  // clip each parameter's gradient on its own, not the global norm
   // A step whose loss or gradient is not finite stops the run (naming the
@@ -119,7 +123,8 @@ class TrainingLoop {
   // Generators and the batch cursor to checkpoint; best_metric's best so far.
   TrainingProgress progress;
 
-  // Resumes when the run does, then trains to options.steps (or stop_after).
+  // Resumes when the run does, then trains to options.steps (or stop_after,
+  // or until train_minutes have passed).
   // Returns the step it stopped at.
   int64_t run();
 
@@ -134,6 +139,7 @@ class TrainingLoop {
   void validate_and_save(int64_t step);
   // "" when the step's loss and gradients are finite; otherwise what is not.
   std::string nonfinite(double loss_value, double gradient_norm) const;
+  bool out_of_time() const;  // --train-minutes has passed (on rank 0)
   double clip_gradients();  // clips as the options say; returns the gradients' norm (NaN/Inf if any is)
   void resume();
   void start_from_rank0();  // every process takes rank 0's parameters and buffers
