@@ -22,6 +22,7 @@
 #include "rmsgrad/autograd/composed_norm_ops.h"
 #include "rmsgrad/autograd/conv.h"
 #include "rmsgrad/autograd/gradcheck.h"
+#include "rmsgrad/autograd/op_profile.h"
 #include "rmsgrad/autograd/ops.h"
 #include "rmsgrad/autograd/order_violation.h"
 #include "rmsgrad/autograd/pooling.h"

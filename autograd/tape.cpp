@@ -5,6 +5,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "rmsgrad/autograd/op_profile.h"
 #include "rmsgrad/core/allocation_tags.h"
 #include "rmsgrad/core/error.h"
 
@@ -96,6 +97,7 @@ void Tape::check_input(const Node& input, const char* op, size_t index) const {
 
 Var Tape::record(const char* op, Tensor value, const std::vector<Var>& inputs, BackwardFn backward) {
   if (allocation_tracking()) claim_pending_blocks(op);  // what the forward allocated is this op's
+  profile_forward(op);                                  // and the time since the last op (op_profile.h)
   bool needs_grad = false;
   if (recording_)
     for (const Var& v : inputs) needs_grad = needs_grad || v.requires_grad();
@@ -206,6 +208,7 @@ void Tape::run_backward(const Var& output, const Tensor& output_grad, bool relea
           "without retain_graph); add the losses and call backward once",
           node.id, node.op);
     if (node.backward) node.backward(node);
+    profile_backward(node.op);
     passed(node);
     if (release) {
       // Every node that used this one comes later on the tape, so has run:

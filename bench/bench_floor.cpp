@@ -12,17 +12,38 @@
 // and the replay are each timed `--steps` times after `--warmup` untimed
 // rounds, medians reported.
 //
+// Then `--steps` more steps run under an OpProfile (autograd/op_profile.h),
+// which charges every stretch of the step's wall time to one op's forward or
+// backward, or to a phase (clip, optimizer), and splits each charge into its
+// BLAS products, its allocations and the rest. The rest is sorted into kinds:
+// normalization, element-wise, softmax and loss, recurrence (the fused cells'
+// gate arithmetic), data movement (slices, concatenations, permutes, gathers,
+// embeddings), convolution and pooling (im2col, pooling), optimizer (the
+// update and clipping), and other (the tape's bookkeeping, zeroing
+// gradients, everything not named).
+//
 // Prints one JSON line: model, norm, threads, the sizes, step_ms, floor_ms,
 // rest_ms (step − floor: everything that is not a product), step_over_floor,
-// gemm_gflop (the FLOPs of all the step's products, in 1e9), gemm_calls and
-// floor_gflops (the products' speed when run alone).
+// gemm_gflop (the FLOPs of all the step's products, in 1e9), gemm_calls,
+// floor_gflops (the products' speed when run alone), and from the profiled
+// steps: profiled_ms (a profiled step; the profile's own cost is the
+// difference from step_ms), gemm_in_step_ms (the products' time inside the
+// step, against floor_ms alone), and breakdown_ms by kind (including
+// allocation), which with gemm_in_step_ms adds up to profiled_ms; top_ops_ms
+// lists the eight names with the most time outside products.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <string>
+#include <string_view>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "bench/model_steps/bench_flags.h"
 #include "bench/step_timing.h"
+#include "rmsgrad/autograd/op_profile.h"
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/core/gemm.h"
 #include "rmsgrad/core/parallel.h"
@@ -56,6 +77,36 @@ void replay(const std::vector<GemmCall>& calls, ReplayBuffers& buffers) {
                  g.accumulate ? 1.0f : 0.0f, buffers.c.data());
 }
 
+// The kind of work a profiled name stands for (see the top of this file).
+std::string kind_of(std::string name) {
+  if (const size_t b = name.rfind(" backward"); b != std::string::npos) name.resize(b);
+  auto is = [&](std::initializer_list<std::string_view> names) {
+    for (std::string_view n : names)
+      if (name == n) return true;
+    return false;
+  };
+  if (is({"layer_norm", "rms_norm", "prms_norm", "l2_norm", "batch_norm", "weight_norm"})) return "normalization";
+  if (is({"softmax", "log_softmax", "attention_softmax", "cross_entropy", "order_violation"})) return "softmax_loss";
+  if (is({"gru_update", "lstm_cell_state", "lstm_hidden", "state_to_hidden", "c_normed", "c_prev"}))
+    return "recurrence";
+  if (is({"slice", "concat", "reshape", "permute", "index_select", "gather", "gather_rows", "embedding"}))
+    return "data_movement";
+  if (is({"conv2d", "max_pool2d", "global_avg_pool"})) return "convolution_pooling";
+  if (is({"optimizer", "clip"})) return "optimizer";
+  if (is({"add", "sub", "mul", "div", "neg", "abs", "exp", "log", "sqrt", "rsqrt", "square", "tanh", "sigmoid",
+          "relu", "leaky_relu", "clamp", "maximum", "max", "mean", "sum", "add_scalar", "mul_scalar", "scalar_sub",
+          "dropout", "where", "masked_fill", "add_tanh", "weighted_sum", "affine", "matmul"}))
+    return "elementwise";  // affine and matmul: what is not their product (a bias, a copy)
+  return "other";
+}
+
+// Mean milliseconds per profiled step, as a JSON object of `ms` sorted by key.
+std::string json_ms(const std::map<std::string, double>& ms) {
+  std::string out = "{";
+  for (const auto& [key, value] : ms) out += fmt::format("{}\"{}\": {:.1f}", out.size() > 1 ? ", " : "", key, value);
+  return out + "}";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -85,14 +136,42 @@ int main(int argc, char** argv) {
     ReplayBuffers buffers(calls);
     const std::vector<double> floor_times = bench::time_steps([&] { replay(calls, buffers); }, flags.warmup, steps);
 
+    std::map<std::string, OpTimes> profiled;
+    {
+      OpProfile profile;
+      for (int i = 0; i < steps; ++i) {
+        step->run();
+        profile_mark("other");  // the step's end: the loss read, the tape cleared
+      }
+      profiled = profile.totals();
+    }
+    std::map<std::string, double> by_kind, outside_products;
+    double gemm_in_step = 0.0, allocation = 0.0, profiled_total = 0.0;
+    for (const auto& [name, t] : profiled) {
+      const double own = t.seconds - t.gemm_seconds - t.allocation_seconds;
+      by_kind[kind_of(name)] += 1e3 * own / steps;
+      outside_products[name] += 1e3 * (t.seconds - t.gemm_seconds) / steps;
+      gemm_in_step += 1e3 * t.gemm_seconds / steps;
+      allocation += 1e3 * t.allocation_seconds / steps;
+      profiled_total += 1e3 * t.seconds / steps;
+    }
+    by_kind["allocation"] = allocation;
+    std::vector<std::pair<double, std::string>> ranked;
+    for (const auto& [name, ms] : outside_products) ranked.emplace_back(ms, name);
+    std::sort(ranked.rbegin(), ranked.rend());
+    std::map<std::string, double> top;
+    for (size_t i = 0; i < ranked.size() && i < 8; ++i) top[ranked[i].second] = ranked[i].first;
+
     double flops = 0.0;
     for (const GemmCall& g : calls) flops += g.flops();
     const double step_ms = bench::median_of(step_times), floor_ms = bench::median_of(floor_times);
     std::printf("{\"model\": \"%s\", \"norm\": \"%s\", \"threads\": %d, %s\"step_ms\": %.1f, \"floor_ms\": %.1f, "
                 "\"rest_ms\": %.1f, \"step_over_floor\": %.3f, \"gemm_gflop\": %.2f, \"gemm_calls\": %zu, "
-                "\"floor_gflops\": %.1f}\n",
+                "\"floor_gflops\": %.1f, \"profiled_ms\": %.1f, \"gemm_in_step_ms\": %.1f, \"breakdown_ms\": %s, "
+                "\"top_ops_ms\": %s}\n",
                 flags.model.c_str(), norm.c_str(), flags.threads, sizes.json().c_str(), step_ms, floor_ms,
-                step_ms - floor_ms, step_ms / floor_ms, flops / 1e9, calls.size(), flops / 1e6 / floor_ms);
+                step_ms - floor_ms, step_ms / floor_ms, flops / 1e9, calls.size(), flops / 1e6 / floor_ms,
+                profiled_total, gemm_in_step, json_ms(by_kind).c_str(), json_ms(top).c_str());
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_floor: %s\n", e.what());

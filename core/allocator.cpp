@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "rmsgrad/core/allocation_tags.h"
+#include "rmsgrad/core/kernel_clock.h"
 
 namespace rg {
 
@@ -145,6 +146,7 @@ float* allocate_cached_size(size_t bytes) {
 }  // namespace
 
 float* allocate_floats(int64_t count) {
+  KernelTimer timer(KernelKind::Allocation);
   const size_t bytes = padded_bytes(count);
   float* p = bytes >= kMinCachedBytes ? allocate_cached_size(bytes)
                                       : static_cast<float*>(std::aligned_alloc(64, bytes));
@@ -155,6 +157,7 @@ float* allocate_floats(int64_t count) {
 
 void release_floats(float* p, int64_t count) {
   if (!p) return;
+  KernelTimer timer(KernelKind::Allocation);
   if (allocation_tracking()) note_block_released(p);
   const size_t bytes = padded_bytes(count);
   if (bytes < kMinCachedBytes) {

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "rmsgrad/core/error.h"
+#include "rmsgrad/core/kernel_clock.h"
 #include "rmsgrad/core/parallel.h"
 
 namespace rg {
@@ -44,6 +45,7 @@ void gemm_unrecorded(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           const float* b, float beta, float* c) {
   note({trans_a, trans_b, 1, m, n, k, beta != 0.0f});
+  KernelTimer timer(KernelKind::Gemm);
   gemm_unrecorded(trans_a, trans_b, m, n, k, alpha, a, b, beta, c);
 }
 
@@ -51,6 +53,7 @@ void gemm_batched(int64_t batch, bool trans_a, bool trans_b, int64_t m, int64_t 
                   float alpha, const float* a, const float* b, float beta, float* c) {
   const int64_t sa = m * k, sb = k * n, sc = m * n;
   note({trans_a, trans_b, batch, m, n, k, beta != 0.0f});
+  KernelTimer timer(KernelKind::Gemm);
   const int64_t flops_per_item = 2 * m * n * k;
   // A product of more than ~1 Mflop keeps all threads of BLAS busy by itself.
   if (batch == 1 || flops_per_item > (1 << 20) || num_threads() == 1) {

@@ -1,8 +1,13 @@
-// The tape: recording order, accumulation, skipping, no-grad, release, printing.
+// The tape: recording order, accumulation, skipping, no-grad, release, printing,
+// and the op profile it feeds.
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <map>
 #include <memory>
+#include <string>
 
+#include "rmsgrad/core/kernel_clock.h"
 #include "rmsgrad/rmsgrad.h"
 
 using namespace rg;
@@ -242,4 +247,40 @@ TEST_CASE("backward reports each parameter once, when its gradient is final") {
   CHECK(reported[1].second == std::vector<float>{6.0f, -2.0f});
   CHECK(w2.grad().span()[0] == 8.0f);
   CHECK(!spare.has_grad());
+}
+
+TEST_CASE("a profile charges every stretch of a step to one op or phase, products apart") {
+  Generator gen(3);
+  Var w = parameter(normal(Shape{64, 64}, 0.0f, 0.1f, gen));
+  Var x = constant(normal(Shape{32, 64}, 0.0f, 1.0f, gen));
+  const auto start = std::chrono::steady_clock::now();
+  std::map<std::string, OpTimes> totals;
+  double total = 0.0;
+  {
+    OpProfile profile;
+    CHECK_THROWS_WITH_AS(OpProfile(), doctest::Contains("already has a profile"), Error);
+    Var loss = sum(tanh(matmul(x, w)));
+    loss.backward();
+    profile.mark("update");
+    totals = profile.totals();
+    total = profile.total_seconds();
+  }
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (const char* name : {"matmul", "tanh", "sum", "matmul backward", "tanh backward", "update"}) {
+    CAPTURE(name);
+    REQUIRE(totals.count(name) == 1);
+    CHECK(totals[name].calls == 1);
+  }
+  // Only the products' charges hold product time: matmul's forward, and its
+  // backward (x is a constant: dW = xᵀ·dY, one product).
+  CHECK(totals["matmul"].gemm_seconds > 0);
+  CHECK(totals["matmul backward"].gemm_seconds > 0);
+  CHECK(totals["tanh"].gemm_seconds == 0);
+  for (const auto& [name, t] : totals) CHECK(t.gemm_seconds + t.allocation_seconds <= t.seconds + 1e-9);
+  // The charges cover the profile's life and nothing else: at most what the
+  // clock outside saw.
+  CHECK(total > 0);
+  CHECK(total <= elapsed);
+  CHECK(OpProfile::current() == nullptr);
+  CHECK_FALSE(kernel_timing());
 }

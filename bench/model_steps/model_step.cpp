@@ -73,7 +73,7 @@ void ModelStep::reshape(int64_t, int64_t, int64_t) {
 }
 
 void ModelStep::dump(const std::string&) {
-  throw Error("--dump: only the rnnsearch and transformer models write a check for their twins");
+  throw Error("--dump: only the rnnsearch, transformer and convpool models write a check for their twins");
 }
 
 std::unique_ptr<ModelStep> make_model_step(std::string_view model, const NormChoice& norm, Sizes& sizes) {
@@ -128,10 +128,12 @@ void ModelStep::enable_data_parallel(dist::ProcessGroup& group, int64_t bucket_b
 }
 
 void ModelStep::backward(const Var& loss) {
+  profile_mark("zero grad");  // what ran since the loss: the optimizer's zero_grad
   if (reducer_)
     reducer_->backward(loss);
   else
     tape().backward(loss);
+  profile_mark("backward bookkeeping");  // the pass's end: intermediate gradients released
 }
 
 CheckResult write_translation_check(const std::string& dir, Seq2Seq& model, const TokenBatch& source,

@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "rmsgrad/autograd/op_profile.h"
 #include "rmsgrad/autograd/ops.h"
 #include "rmsgrad/core/allocation_tags.h"
 #include "rmsgrad/dist/gradient_reducer.h"
@@ -73,8 +74,9 @@ class ModelStep {
   // (RNNSearch: source and target; reader: document and query), for runs
   // whose shapes vary as real batches do. The other models throw.
   virtual void reshape(int64_t batch, int64_t first, int64_t second);
-  // The model's checks against its PyTorch twin: parameters, batch and one
-  // backward's gradients written to dir (RNNSearch and the Transformer).
+  // The model's checks against its PyTorch and JAX twins: parameters, batch
+  // and one backward's gradients written to dir (RNNSearch, the Transformer
+  // and ConvPool-CNN-C).
   virtual void dump(const std::string& dir);
   double loss() const { return loss_; }
 
@@ -88,12 +90,14 @@ class ModelStep {
   // loss.backward(), or the data-parallel one when enabled.
   void backward(const Var& loss);
   // The update under the "optimizer state" tag: clip (when the recipe
-  // clips), then the optimizer's step.
+  // clips), then the optimizer's step. Under an OpProfile each is a phase.
   template <class Clip>
   static void update(Optimizer& optimizer, Clip clip) {
     ScopedAllocationTag tag("optimizer state");
     clip();
+    profile_mark("clip");
     optimizer.step();
+    profile_mark("optimizer");
   }
   double loss_ = 0.0;
   std::unique_ptr<dist::GradientReducer> reducer_;

@@ -1,0 +1,64 @@
+"""The floor table of bench/bench_floor.sh, from bench_floor's JSON lines: per model and thread
+count the step, its products alone (the floor), step ÷ floor and the GEMM FLOPs; then the 2-thread
+speedup of the step against that of its floor; then where the time beyond the products goes, by
+kind, in ms per step (from the profiled steps, whose products' own time is `gemm in step`).
+
+Several lines for the same model and threads (rounds) give the median of each figure.
+
+    /usr/bin/python3 bench/floor_table.py LINES.jsonl
+"""
+import json
+import statistics
+import sys
+from collections import defaultdict
+
+KINDS = ["normalization", "elementwise", "softmax_loss", "recurrence", "data_movement", "convolution_pooling",
+         "optimizer", "allocation", "other"]
+
+
+def main():
+    runs = defaultdict(list)
+    for line in open(sys.argv[1]):
+        line = line.strip()
+        if line.startswith("{"):
+            j = json.loads(line)
+            runs[(j["model"], j["threads"])].append(j)
+
+    def median(model, threads, key):
+        values = [r[key] for r in runs.get((model, threads), [])]
+        return statistics.median(values) if values else None
+
+    def median_kind(model, threads, kind):
+        values = [r["breakdown_ms"].get(kind, 0.0) for r in runs.get((model, threads), [])]
+        return statistics.median(values) if values else None
+
+    models = list(dict.fromkeys(m for m, _ in runs))
+    print("| model | threads | step ms | floor ms | step ÷ floor | GEMM GFLOP | GEMM GFLOP/s alone |")
+    print("|---|---|---|---|---|---|---|")
+    for m in models:
+        for t in sorted({t for mm, t in runs if mm == m}):
+            step, floor = median(m, t, "step_ms"), median(m, t, "floor_ms")
+            print(f"| {m} | {t} | {step:.0f} | {floor:.0f} | {step / floor:.2f} | "
+                  f"{median(m, t, 'gemm_gflop'):.1f} | {median(m, t, 'floor_gflops'):.0f} |")
+    print()
+    if any((m, 1) in runs and (m, 2) in runs for m in models):
+        print("| model | step: 1 → 2 threads | floor: 1 → 2 threads | step's speedup ÷ floor's |")
+        print("|---|---|---|---|")
+        for m in models:
+            if (m, 1) in runs and (m, 2) in runs:
+                s = median(m, 1, "step_ms") / median(m, 2, "step_ms")
+                f = median(m, 1, "floor_ms") / median(m, 2, "floor_ms")
+                print(f"| {m} | {s:.2f}× | {f:.2f}× | {s / f:.2f} |")
+        print()
+    print("Where a profiled step's time goes, ms per step (gemm in step: its products inside the step):")
+    print()
+    print("| model | threads | profiled | gemm in step | " + " | ".join(k.replace("_", " ") for k in KINDS) + " |")
+    print("|---|---|---|---|" + "---|" * len(KINDS))
+    for m in models:
+        for t in sorted({t for mm, t in runs if mm == m}):
+            cells = " | ".join(f"{median_kind(m, t, k):.0f}" for k in KINDS)
+            print(f"| {m} | {t} | {median(m, t, 'profiled_ms'):.0f} | {median(m, t, 'gemm_in_step_ms'):.0f} | {cells} |")
+
+
+if __name__ == "__main__":
+    main()
