@@ -153,3 +153,38 @@ TEST_CASE("several seeds of a norm make one row: mean ± sd, and the difference 
   CHECK(s.n == 2);
   CHECK(s.mean == 2.0);
 }
+
+TEST_CASE("--label and --reference: rows by another config key, numbers in order, paired against its reference") {
+  TempDir tmp("table_shift");
+  // RMSNorm under pre-activation shifts 0, 4 and 16 (labels sort by value, not
+  // as text: 16 after 4); errors by seed: C = 0: 10, 12; C = 16: 13, 16 → +3, +4.
+  const double errors[3][2] = {{10, 12}, {11, 12}, {13, 16}};
+  const int shifts[] = {0, 4, 16};
+  for (int c = 0; c < 3; ++c)
+    for (int seed = 1; seed <= 2; ++seed) {
+      const fs::path dir = tmp.path / fmt::format("c{}", shifts[c]) / fmt::format("rmsnorm-seed{}", seed);
+      write_run(dir, "rmsnorm", 100.0, errors[c][seed - 1]);
+      std::ofstream(dir / "config.json") << "{\"norm\": \"rmsnorm\", \"seed\": " << seed
+                                         << ", \"preact-shift\": " << shifts[c] << ".0}\n";
+    }
+  TableOptions options;
+  options.metrics = {"error_pct"};
+  options.label_key = "preact-shift";
+  options.reference = "0";
+  options.decimals = 1;
+  const std::string table = results_table(
+      find_run_dirs({(tmp.path / "c16").string(), (tmp.path / "c0").string(), (tmp.path / "c4").string()}), options);
+  CAPTURE(table);
+  CHECK(table.find("| preact-shift | seeds |") == 0);
+  CHECK(table.find("− preact-shift 0 (95% CI)") != std::string::npos);
+  CHECK(table.find("speedup vs preact-shift 0") != std::string::npos);
+  const size_t row0 = table.find("\n| 0 "), row4 = table.find("\n| 4 "), row16 = table.find("\n| 16 ");
+  REQUIRE(row0 != std::string::npos);
+  REQUIRE(row4 != std::string::npos);
+  REQUIRE(row16 != std::string::npos);
+  CHECK(row0 < row4);
+  CHECK(row4 < row16);
+  // C = 16 against C = 0: differences +3, +4: mean +3.5, sd 0.707, t(0.975, 1) = 12.706:
+  // ±12.706 · 0.707 / √2 = ±6.35.
+  CHECK(table.find("+3.5 (-2.9 to +9.9)") != std::string::npos);
+}

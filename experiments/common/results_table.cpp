@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -74,7 +75,11 @@ RunSummary summarize_run(const fs::path& dir, const TableOptions& options) {
   s.label = dir.filename().string();
   if (std::ifstream config(dir / "config.json"); config) {
     json c = json::parse(config, nullptr, false);
-    if (!c.is_discarded() && c.contains("norm") && c["norm"].is_string()) s.label = c["norm"].get<std::string>();
+    if (!c.is_discarded() && c.contains(options.label_key)) {
+      const json& value = c[options.label_key];
+      if (value.is_string()) s.label = value.get<std::string>();
+      if (value.is_number()) s.label = fmt::format("{:g}", value.get<double>());
+    }
     if (!c.is_discarded() && c.contains("seed") && c["seed"].is_number_integer()) s.seed = c["seed"].get<int64_t>();
   }
   const size_t per_split = options.metrics.size();
@@ -147,9 +152,14 @@ std::string markdown(const std::vector<std::string>& header, const std::vector<s
   return out;
 }
 
+// How headers name the reference row: "LayerNorm", or "preact-shift 0".
+std::string reference_name(const TableOptions& options) {
+  return options.reference == "layernorm" ? "LayerNorm" : options.label_key + " " + options.reference;
+}
+
 // The time columns of one row: from paired timing when given, else the
 // run's (or the runs' mean) seconds and the speedup against LayerNorm's.
-void add_time_cells(std::vector<std::string>& row, const std::string& label, double seconds, double layernorm,
+void add_time_cells(std::vector<std::string>& row, const std::string& label, double seconds, double reference,
                     const TableOptions& options) {
   if (const PairedTimes* paired = options.paired) {
     const PairedRow* fused = paired->find("fused", label);
@@ -160,8 +170,8 @@ void add_time_cells(std::vector<std::string>& row, const std::string& label, dou
     return;
   }
   row.push_back(cell(seconds, seconds < 10 ? 3 : 1));
-  const bool has_speedup = !std::isnan(layernorm) && !std::isnan(seconds) && label != "layernorm";
-  row.push_back(has_speedup ? fmt::format("{:.1f}%", 100.0 * (layernorm - seconds) / layernorm) : "–");
+  const bool has_speedup = !std::isnan(reference) && !std::isnan(seconds) && label != options.reference;
+  row.push_back(has_speedup ? fmt::format("{:.1f}%", 100.0 * (reference - seconds) / reference) : "–");
 }
 
 void add_time_headers(std::vector<std::string>& header, const TableOptions& options) {
@@ -171,15 +181,23 @@ void add_time_headers(std::vector<std::string>& header, const TableOptions& opti
     header.push_back("speedup composed (95% CI)");
   } else {
     header.push_back(time_header(options.time));
-    header.push_back("speedup vs LayerNorm");
+    header.push_back("speedup vs " + reference_name(options));
   }
 }
 
-// Runs with the same label (one norm, several seeds), in the paper's order.
+// Runs with the same label (one norm, several seeds), in the paper's order;
+// labels that are numbers (shifts) by value.
 std::vector<std::vector<RunSummary>> group_by_label(std::vector<RunSummary> runs) {
-  std::stable_sort(runs.begin(), runs.end(), [](const RunSummary& a, const RunSummary& b) {
+  auto number = [](const std::string& label) {
+    char* end = nullptr;
+    const double v = std::strtod(label.c_str(), &end);
+    return !label.empty() && *end == '\0' ? v : kMissing;
+  };
+  std::stable_sort(runs.begin(), runs.end(), [&](const RunSummary& a, const RunSummary& b) {
     const int ra = paper_rank(a.label), rb = paper_rank(b.label);
     if (ra != rb) return ra < rb;
+    const double na = number(a.label), nb = number(b.label);
+    if (a.label != b.label && !std::isnan(na) && !std::isnan(nb)) return na < nb;
     return a.label != b.label ? a.label < b.label : a.seed < b.seed;
   });
   std::vector<std::vector<RunSummary>> groups;
@@ -194,9 +212,9 @@ std::vector<std::vector<RunSummary>> group_by_label(std::vector<RunSummary> runs
 // difference from LayerNorm's run of the same seed with a 95% interval
 // (experiments/common/seed_statistics.h).
 std::string seeds_table(const std::vector<std::vector<RunSummary>>& groups, const TableOptions& options) {
-  const std::vector<RunSummary>* layernorm = nullptr;
+  const std::vector<RunSummary>* reference = nullptr;
   for (const auto& g : groups)
-    if (g.front().label == "layernorm") layernorm = &g;
+    if (g.front().label == options.reference) reference = &g;
   auto metric_of = [](const std::vector<RunSummary>& g, size_t m, const std::vector<int64_t>& seeds) {
     std::vector<double> values;
     for (int64_t seed : seeds) {
@@ -212,11 +230,11 @@ std::string seeds_table(const std::vector<std::vector<RunSummary>>& groups, cons
     for (const RunSummary& r : g)
       if (std::find(all_seeds.begin(), all_seeds.end(), r.seed) == all_seeds.end()) all_seeds.push_back(r.seed);
 
-  std::vector<std::string> header = {"norm", "seeds"};
+  std::vector<std::string> header = {options.label_key, "seeds"};
   for (const std::string& split : options.splits)
     for (const std::string& metric : options.metrics) {
       header.push_back(split + " " + metric + " (mean ± sd)");
-      header.push_back("− LayerNorm (95% CI)");
+      header.push_back("− " + reference_name(options) + " (95% CI)");
     }
   add_time_headers(header, options);
   std::vector<double> mean_seconds;
@@ -225,9 +243,9 @@ std::string seeds_table(const std::vector<std::vector<RunSummary>>& groups, cons
     for (const RunSummary& r : g) seconds.push_back(r.seconds);
     mean_seconds.push_back(mean_and_spread(seconds).mean);
   }
-  double layernorm_seconds = kMissing;
+  double reference_seconds = kMissing;
   for (size_t i = 0; i < groups.size(); ++i)
-    if (groups[i].front().label == "layernorm") layernorm_seconds = mean_seconds[i];
+    if (groups[i].front().label == options.reference) reference_seconds = mean_seconds[i];
 
   std::vector<std::vector<std::string>> rows;
   const int d = options.decimals;
@@ -238,17 +256,17 @@ std::string seeds_table(const std::vector<std::vector<RunSummary>>& groups, cons
       const std::vector<double> values = metric_of(g, m, all_seeds);
       const MeanAndSpread s = mean_and_spread(values);
       row.push_back(std::isnan(s.sd) ? cell(s.mean, d) : fmt::format("{:.{}f} ± {:.{}f}", s.mean, d, s.sd, d));
-      if (layernorm == nullptr || g.front().label == "layernorm") {
+      if (reference == nullptr || g.front().label == options.reference) {
         row.push_back("–");
         continue;
       }
-      const PairedDifference p = paired_difference(values, metric_of(*layernorm, m, all_seeds));
+      const PairedDifference p = paired_difference(values, metric_of(*reference, m, all_seeds));
       row.push_back(p.n == 0 ? "–"
                     : std::isnan(p.low)
                         ? fmt::format("{:+.{}f}", p.mean, d)
                         : fmt::format("{:+.{}f} ({:+.{}f} to {:+.{}f})", p.mean, d, p.low, d, p.high, d));
     }
-    add_time_cells(row, g.front().label, mean_seconds[i], layernorm_seconds, options);
+    add_time_cells(row, g.front().label, mean_seconds[i], reference_seconds, options);
     rows.push_back(row);
   }
   return markdown(header, rows);
@@ -263,10 +281,10 @@ std::string results_table(const std::vector<fs::path>& dirs, const TableOptions&
   for (const auto& g : groups)
     if (g.size() > 1) return seeds_table(groups, options);
 
-  double layernorm = kMissing;
+  double reference = kMissing;
   for (const auto& g : groups)
-    if (g.front().label == "layernorm") layernorm = g.front().seconds;
-  std::vector<std::string> header = {"norm"};
+    if (g.front().label == options.reference) reference = g.front().seconds;
+  std::vector<std::string> header = {options.label_key};
   for (const std::string& split : options.splits)
     for (const std::string& metric : options.metrics) header.push_back(split + " " + metric);
   add_time_headers(header, options);
@@ -275,7 +293,7 @@ std::string results_table(const std::vector<fs::path>& dirs, const TableOptions&
     const RunSummary& r = g.front();
     std::vector<std::string> row = {r.label};
     for (double m : r.metric) row.push_back(cell(m, options.decimals));
-    add_time_cells(row, r.label, r.seconds, layernorm, options);
+    add_time_cells(row, r.label, r.seconds, reference, options);
     rows.push_back(row);
   }
   return markdown(header, rows);

@@ -11,7 +11,8 @@
 //
 // For each run (a directory holding metrics.jsonl; a directory without one
 // stands for its subdirectories that have one):
-//  - the label is config.json's "norm" (else the directory name);
+//  - the label is config.json's "norm" (else the directory name; or another
+//    key's value, TableOptions::label_key);
 //  - one column per split and metric (split-major: every metric of the first
 //    split, then of the next), each the metric on that split's LAST line
 //    carrying it (the final or selected model, as the paper reports), or "–";
@@ -20,13 +21,13 @@
 //    steps, per 0.1k steps, or per epoch (steps per epoch = step / epoch of
 //    the last train line that has an "epoch" field);
 //  - the speedup is the paper's (T_LayerNorm − T) / T_LayerNorm, against the
-//    run labelled "layernorm" ("–" when there is none).
+//    run labelled "layernorm" (TableOptions::reference; "–" when there is none).
 // With paired timing (TableOptions::paired, bench_norm_impl's lines) the two
 // time columns are replaced by the fused step's ms, the fused speedup and the
 // composed speedup with their 95% intervals (experiments/common/paired_timing.h):
 // separate runs cannot resolve differences below ~5%.
 // Rows follow the paper's order (none, layernorm, rmsnorm, prmsnorm, ...),
-// then any other labels alphabetically.
+// then any other labels, numbers by value, the rest alphabetically.
 // Several runs with the same label (one norm, several seeds: SEEDS="1 2 3"
 // in the paper scripts) make one row: "seeds", each metric's mean ± sd and
 // its difference from LayerNorm paired by seed, with a 95% interval
@@ -48,6 +49,12 @@ struct TableOptions {
   TimeUnit time = TimeUnit::Per1k;
   int decimals = 2;
   const PairedTimes* paired = nullptr;  // time columns from paired timing, when given
+  // Which config.json key labels a run, and which label the others are
+  // compared with: the paper's tables compare norms with LayerNorm; the
+  // pre-activation shift experiment compares shifts with none
+  // (label_key "preact-shift", reference "0").
+  std::string label_key = "norm";
+  std::string reference = "layernorm";
 };
 
 struct RunSummary {

@@ -29,6 +29,9 @@ int main(int argc, char** argv) {
         ->transform(CLI::CheckedTransformer(units, CLI::ignore_case))
         ->capture_default_str();
     app.add_option("--decimals", options.decimals, "decimals of the metric")->capture_default_str();
+    app.add_option("--label", options.label_key, "the config.json key whose value labels a run")->capture_default_str();
+    app.add_option("--reference", options.reference, "the label the other rows are compared with")
+        ->capture_default_str();
     std::string paired_path;
     app.add_option("--paired", paired_path,
                    "bench_norm_impl's JSON lines: the time columns from paired timing instead of the runs' logs");

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The paper's open question whether RMSNorm needs centred inputs: every
+# normalized place's input starts shifted by C (--preact-shift C: a learnable
+# offset per unit, initialised to C), for each C, each norm and each seed, on
+# one of two tasks; then the table of final validation error (mean ± sd over
+# the seeds, and the change against C = 0 paired by seed) and the curves, one
+# panel per C (scripts/shift_table.py).
+#
+#   scripts/shift_experiment.sh OUT reader [attentive_reader flags ...]   # bAbI task 1 from ../shared/data
+#   scripts/shift_experiment.sh OUT cifar [cifar10 flags ...]             # CIFAR-10 (--data ...), or synthetic
+#
+#   scripts/shift_experiment.sh runs/shift-babi1 reader --embed 64 --hidden 64 --batch 32 --lr 0.001 \
+#     --dropout 0.3 --steps 3000 --eval-every 250
+#   scripts/shift_experiment.sh runs/shift-cifar cifar --data ../shared/data/cifar10/cifar10-train-jpeg.tar.gz \
+#     --width 0.25 --epochs 1 --eval-every 100
+#
+# SHIFTS (default "0 1 4 16"), NORMS (default "none layernorm rmsnorm
+# prmsnorm") and SEEDS (default "1 2 3") choose the grid; runs go to
+# OUT/c<C>/<norm>-seed<s>. Each run uses one thread and JOBS of them (default:
+# the number of cores) run at once. A run whose directory holds a checkpoint
+# is resumed, so an interrupted sweep continues where it stopped. The figure
+# needs Debian's python3-matplotlib (installed when missing).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ $# -lt 2 ] || [[ "$1" == -* ]]; then
+  echo "usage: scripts/shift_experiment.sh OUT reader|cifar [driver flags ...]" >&2
+  exit 2
+fi
+out=$1 task=$2
+shift 2
+case "$task" in
+  reader)
+    driver=attentive_reader
+    babi=../shared/data/babi/en/qa1_single-supporting-fact_train.txt
+    [ -f "$babi" ] || { echo "error: the reader task needs $babi (../shared/data is not on this machine)" >&2; exit 1; }
+    task_args=(--format babi --data "$babi") ;;
+  cifar)
+    driver=cifar10
+    task_args=() ;;
+  *) echo "error: unknown task '$task' (reader or cifar)" >&2; exit 2 ;;
+esac
+metric=error_pct
+scripts/build.sh "$driver" paper_table >/dev/null
+scripts/deps.sh python3-matplotlib
+
+jobs=${JOBS:-$(nproc)}
+failed=0
+for shift_c in ${SHIFTS:-0 1 4 16}; do
+  for norm in ${NORMS:-none layernorm rmsnorm prmsnorm}; do
+    for seed in ${SEEDS:-1 2 3}; do
+      dir=$out/c$shift_c/$norm-seed$seed
+      resume=()
+      [ -f "$dir/checkpoint.safetensors" ] && resume=(--resume)
+      # A finished run has its last validation; it is not run again.
+      [ -f "$dir/done" ] && continue
+      while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || failed=1; done
+      echo "== $driver --norm $norm --preact-shift $shift_c --seed $seed"
+      mkdir -p "$dir"
+      (build/bin/"$driver" --norm "$norm" --preact-shift "$shift_c" --seed "$seed" --threads 1 --out "$dir" \
+         "${resume[@]}" "${task_args[@]}" "$@" > "$dir.out" 2>&1 && touch "$dir/done") &
+    done
+  done
+done
+while [ "$(jobs -rp | wc -l)" -gt 0 ]; do wait -n || failed=1; done
+if [ "$failed" != 0 ]; then
+  echo "error: some runs failed; their output is in $out/c*/*.out" >&2
+  grep -l "error" "$out"/c*/*.out >&2 || true
+  exit 1
+fi
+norms=${NORMS:-none layernorm rmsnorm prmsnorm}
+{
+  echo "Final validation $metric per shift C, each norm over its seeds (mean ± sd), and the change from C = 0"
+  echo "paired by seed with its 95% interval (build/bin/paper_table --label preact-shift --reference 0). The time"
+  echo "columns come from runs made $jobs at a time on one machine: they show no speed difference, only drift."
+  for norm in $norms; do
+    echo
+    echo "**$norm**"
+    echo
+    build/bin/paper_table "$out"/c*/"$norm"-seed* --label preact-shift --reference 0 --split valid \
+      --metric "$metric" --decimals 1 | sed '/^(Time from/,$d'
+  done
+  for shift_c in ${SHIFTS:-0 1 4 16}; do
+    echo
+    echo "**C = $shift_c**, the norms against LayerNorm:"
+    echo
+    build/bin/paper_table "$out/c$shift_c" --split valid --metric "$metric" --decimals 1 | sed '/^(Time from/,$d'
+  done
+} | tee "$out/shift_table.md"
+/usr/bin/python3 scripts/plot_shift.py "$out" --metric "$metric" -o "$out/shift_curves.png"
+echo "table: $out/shift_table.md, figure: $out/shift_curves.png"
