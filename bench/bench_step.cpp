@@ -46,7 +46,9 @@ int main(int argc, char** argv) {
   app.add_option("--norm-impl", impl, "fused kernels or composed from ops")
       ->check(CLI::IsMember({"fused", "composed"}));
   app.add_option("--steps", steps, "timed steps")->check(CLI::PositiveNumber);
-  app.add_option("--dump", dump, "write the check for the PyTorch twin to this folder instead (rnnsearch, transformer)");
+  app.add_option("--dump", dump,
+                 "write the check for the PyTorch and JAX twins to this folder instead (rnnsearch, transformer, "
+                 "convpool)");
   double bucket_mb = 25.0;
   app.add_option("--bucket-mb", bucket_mb, "under mpirun: MiB of gradients per bucket")->check(CLI::PositiveNumber);
   dist::ProcessGroup& group = dist::ProcessGroup::world();

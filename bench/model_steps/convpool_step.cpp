@@ -2,20 +2,27 @@
 
 #include "rmsgrad/core/error.h"
 
+#include <cstdio>
+#include <filesystem>
+
+#include "rmsgrad/experiments/common/npy.h"
+#include "rmsgrad/optim/clip.h"
+
 namespace rg::bench {
 
 ConvPoolStep::ConvPoolStep(const NormChoice& norm, Sizes& sizes) {
-  ConvPoolCnnOptions options;
-  options.width = sizes.real("width", 0.5);
+  options_.width = sizes.real("width", 0.5);
   const int64_t batch = sizes.integer("batch", 100);
-  check(options.width > 0, "convpool: width must be positive");
-  options.norm.kind = norm.kind;
-  options.norm.impl = norm.impl;
-  options.norm.p = 0.125f;
-  options.norm.eps = 1e-6f;
+  check(options_.width > 0, "convpool: width must be positive");
+  options_.dropout = static_cast<float>(sizes.real("dropout", 0.5));
+  options_.input_noise = static_cast<float>(sizes.real("input_noise", 0.15));
+  options_.norm.kind = norm.kind;
+  options_.norm.impl = norm.impl;
+  options_.norm.p = 0.125f;
+  options_.norm.eps = 1e-6f;
   {
     ScopedAllocationTag tag("parameters");
-    model_ = std::make_unique<ConvPoolCnnC>(options, init_, noise_);
+    model_ = std::make_unique<ConvPoolCnnC>(options_, init_, noise_);
     adam_ = std::make_unique<Adam>(model_->named_parameters(),
                                    AdamOptions{.lr = norm.kind == NormKind::None ? 3e-4 : 3e-3});
   }
@@ -33,6 +40,50 @@ void ConvPoolStep::run() {
   backward(loss);
   update(*adam_, [] {});
   loss_ = loss.item();
+  tape().clear();
+}
+
+void ConvPoolStep::dump(const std::string& dir) {
+  check(options_.dropout == 0.0f && options_.input_noise == 0.0f,
+        "--dump needs --set input_noise=0 and --set dropout=0 (bench_step sets the latter): the twin's check "
+        "runs without noise and dropout");
+  // Gains and biases start at exactly 1 and 0, which would hide a bias added
+  // in the wrong place or a gain applied to the wrong channel: the check
+  // moves every vector parameter off its init by N(0, 0.1²) (generator 5),
+  // as the Transformer's dump does.
+  Generator perturb(5);
+  for (auto& [name, param] : model_->named_parameters())
+    if (param.rank() == 1) param.value().add_(normal(param.shape(), 0.0f, 0.1f, perturb));
+
+  namespace fs = std::filesystem;
+  const fs::path root(dir);
+  fs::create_directories(root / "params");
+  fs::create_directories(root / "grads");
+  for (const auto& [name, param] : model_->named_parameters())
+    write_npy((root / "params" / (name + ".npy")).string(), param.value());
+  write_npy((root / "images.npy").string(), images_);
+  Tensor labels = Tensor::empty(Shape{static_cast<int64_t>(labels_.size())});
+  for (size_t i = 0; i < labels_.size(); ++i) labels.data()[i] = static_cast<float>(labels_[i]);
+  write_npy((root / "labels.npy").string(), labels);
+
+  // One forward and backward in training mode: BatchNorm uses the batch's
+  // statistics, as in a training step.
+  Var loss = cross_entropy((*model_)(constant(images_)), Indices(labels_));
+  model_->zero_grad();
+  loss.backward();
+  const double norm = grad_norm(model_->named_parameters());
+  for (auto& [name, param] : model_->named_parameters())
+    write_npy((root / "grads" / (name + ".npy")).string(), param.grad());
+  write_text((root / "config.json").string(),
+             fmt::format("{{\"norm\": \"{}\", \"width\": {}, \"batch\": {}, \"p\": {}, \"eps\": {}, "
+                         "\"classes\": {}, \"leaky_slope\": {}}}\n",
+                         norm_name(options_.norm.kind), options_.width, labels_.size(), options_.norm.p,
+                         options_.norm.eps, options_.classes, options_.leaky_slope));
+  write_text((root / "result.json").string(),
+             fmt::format("{{\"loss\": {:.9g}, \"grad_norm\": {:.9g}, \"parameters\": {}}}\n", loss.item(), norm,
+                         model_->parameter_count()));
+  std::printf("bench_step: wrote %s (convpool, norm %s, loss %.6f, gradient norm %.6f)\n", dir.c_str(),
+              norm_name(options_.norm.kind).c_str(), loss.item(), norm);
   tape().clear();
 }
 
