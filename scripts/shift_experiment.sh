@@ -12,11 +12,11 @@
 #   scripts/shift_experiment.sh runs/shift-babi1 reader --embed 64 --hidden 64 --batch 32 --lr 0.001 \
 #     --dropout 0.3 --steps 3000 --eval-every 250
 #   scripts/shift_experiment.sh runs/shift-cifar cifar --data ../shared/data/cifar10/cifar10-train-jpeg.tar.gz \
-#     --width 0.25 --epochs 1 --eval-every 100
+#     --width 0.25 --epochs 3          # (cifar10 validates once an epoch)
 #
 # SHIFTS (default "0 1 4 16"), NORMS (default "none layernorm rmsnorm
 # prmsnorm") and SEEDS (default "1 2 3") choose the grid; runs go to
-# OUT/c<C>/<norm>-seed<s>. Each run uses one thread and JOBS of them (default:
+# OUT/c<C>/<norm>-seed<s>, their output to OUT/logs/. Each run uses one thread and JOBS of them (default:
 # the number of cores) run at once. A run whose directory holds a checkpoint
 # is resumed, so an interrupted sweep continues where it stopped. The figure
 # needs Debian's python3-matplotlib (installed when missing).
@@ -45,26 +45,26 @@ scripts/deps.sh python3-matplotlib
 
 jobs=${JOBS:-$(nproc)}
 failed=0
+mkdir -p "$out/logs"
 for shift_c in ${SHIFTS:-0 1 4 16}; do
   for norm in ${NORMS:-none layernorm rmsnorm prmsnorm}; do
     for seed in ${SEEDS:-1 2 3}; do
       dir=$out/c$shift_c/$norm-seed$seed
+      log=$out/logs/c$shift_c-$norm-seed$seed
       resume=()
       [ -f "$dir/checkpoint.safetensors" ] && resume=(--resume)
-      # A finished run has its last validation; it is not run again.
-      [ -f "$dir/done" ] && continue
+      [ -f "$log.done" ] && continue  # finished earlier: not run again
       while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || failed=1; done
       echo "== $driver --norm $norm --preact-shift $shift_c --seed $seed"
-      mkdir -p "$dir"
       (build/bin/"$driver" --norm "$norm" --preact-shift "$shift_c" --seed "$seed" --threads 1 --out "$dir" \
-         "${resume[@]}" "${task_args[@]}" "$@" > "$dir.out" 2>&1 && touch "$dir/done") &
+         "${resume[@]}" "${task_args[@]}" "$@" > "$log.out" 2>&1 && touch "$log.done") &
     done
   done
 done
 while [ "$(jobs -rp | wc -l)" -gt 0 ]; do wait -n || failed=1; done
 if [ "$failed" != 0 ]; then
-  echo "error: some runs failed; their output is in $out/c*/*.out" >&2
-  grep -l "error" "$out"/c*/*.out >&2 || true
+  echo "error: some runs failed; each run's output is in $out/logs/" >&2
+  grep -l "error" "$out"/logs/*.out >&2 || true
   exit 1
 fi
 norms=${NORMS:-none layernorm rmsnorm prmsnorm}
