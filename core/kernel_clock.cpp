@@ -24,7 +24,7 @@ double kernel_seconds(KernelKind kind) {
 }
 
 KernelTimer::KernelTimer(KernelKind kind) {
-  if (!timing.load(std::memory_order_relaxed) || omp_in_parallel()) return;
+  if (!timing.load(std::memory_order_relaxed) || omp_get_thread_num() != 0) return;
   kind_ = static_cast<int>(kind);
   start_ns_ = now_ns();
 }

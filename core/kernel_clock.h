@@ -6,9 +6,10 @@
 // rest — the rest being what a step spends beyond its matrix-product floor.
 //
 // Off by default: then each counted call costs one relaxed atomic load.
-// Calls made from inside a parallel region are not counted on their own:
-// the region's caller is already inside a counted call or an op, and adding
-// every thread's time would count the same wall time several times.
+// Inside a parallel region only the first thread's calls count (a convolution
+// runs one product per sample on each thread): the threads share the work
+// evenly, so its time there stands for the region's, and adding every
+// thread's time would count the same wall time several times.
 #include <atomic>
 #include <cstdint>
 
@@ -22,8 +23,8 @@ bool kernel_timing();
 // Seconds counted for `kind` since the program started.
 double kernel_seconds(KernelKind kind);
 
-// Adds its lifetime to `kind` when timing is on and it is made outside any
-// parallel region.
+// Adds its lifetime to `kind` when timing is on and it is made on the first
+// thread (outside a parallel region, the only one).
 class KernelTimer {
  public:
   explicit KernelTimer(KernelKind kind);
