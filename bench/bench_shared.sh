@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Polite when shared: every model's 2-thread training step alone and beside one
+# competing single-threaded process (a busy loop), in interleaved rounds, then
+# the ratio shared ÷ alone per model. The competitor takes one of the two
+# cores, so a step that splits its work evenly between two threads can take
+# at most about twice as long; much more means threads wait for each other
+# at barriers while one of them is not running.
+#
+#   bench/bench_shared.sh                 # MODELS, ROUNDS=2, STEPS=3, WARMUP=1, NORM=layernorm
+#   OMP_WAIT_POLICY=passive bench/bench_shared.sh   # libgomp's waiting threads sleep instead of spinning
+#
+# Each model at its benchmark sizes (bench/model_steps).
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+build_bench bench_step
+busy_loop() { while :; do :; done; }
+competitor=""
+trap '[ -n "$competitor" ] && kill "$competitor" 2>/dev/null; rm -rf "$scratch"' EXIT
+for _ in $(seq "${ROUNDS:-2}"); do
+  for model in ${MODELS:-convpool order_embedding reader rnnsearch transformer}; do
+    for setting in alone shared; do
+      if [ "$setting" = shared ]; then
+        busy_loop &
+        competitor=$!
+      fi
+      ours bench_step --model "$model" --norm "${NORM:-layernorm}" --threads 2 --steps "${STEPS:-3}" \
+        --warmup "${WARMUP:-1}" | sed "s/^{/{\"setting\": \"$setting\", /" | tee -a "$lines"
+      if [ -n "$competitor" ]; then
+        kill "$competitor"
+        wait "$competitor" 2>/dev/null || true
+        competitor=""
+      fi
+    done
+  done
+done
+echo
+show_table <<'PY'
+import json, statistics, sys
+from collections import defaultdict
+ms = defaultdict(list)
+for line in open(sys.argv[1]):
+    if line.startswith("{"):
+        j = json.loads(line)
+        ms[(j["model"], j["setting"])].append(j["ms_per_step"])
+print("| model | 2 threads alone ms | beside one busy process ms | shared ÷ alone |")
+print("|---|---|---|---|")
+for model in dict.fromkeys(m for m, _ in ms):
+    alone, shared = statistics.median(ms[(model, "alone")]), statistics.median(ms[(model, "shared")])
+    print(f"| {model} | {alone:.0f} | {shared:.0f} | {shared / alone:.2f} |")
+PY
