@@ -1,5 +1,6 @@
 #include "rmsgrad/autograd/op_profile.h"
 
+#include <atomic>
 #include <chrono>
 
 #include "rmsgrad/core/error.h"
@@ -8,7 +9,8 @@
 namespace rg {
 
 namespace {
-thread_local OpProfile* thread_profile = nullptr;
+std::atomic<OpProfile*> the_profile{nullptr};  // the process's one profile
+thread_local OpProfile* thread_profile = nullptr;  // the same, on the thread that made it
 }  // namespace
 
 OpProfile* OpProfile::current() { return thread_profile; }
@@ -20,7 +22,8 @@ OpProfile::Clocks OpProfile::read_clocks() {
 }
 
 OpProfile::OpProfile() {
-  check(thread_profile == nullptr, "OpProfile: this thread already has a profile running");
+  OpProfile* none = nullptr;
+  check(the_profile.compare_exchange_strong(none, this), "OpProfile: another profile is already running");
   thread_profile = this;
   previous_timing_ = kernel_timing();
   set_kernel_timing(true);
@@ -30,11 +33,20 @@ OpProfile::OpProfile() {
 OpProfile::~OpProfile() {
   set_kernel_timing(previous_timing_);
   thread_profile = nullptr;
+  the_profile.store(nullptr);
 }
 
-void OpProfile::charge(const std::string& name) {
+void OpProfile::mark(const std::string& phase) { charge(totals_[phase]); }
+
+void OpProfile::charge_op(const char* op, bool backward) {
+  auto& cache = backward ? backward_of_ : forward_of_;
+  auto [it, added] = cache.try_emplace(op, nullptr);
+  if (added) it->second = &totals_[backward ? std::string(op) + " backward" : std::string(op)];
+  charge(*it->second);
+}
+
+void OpProfile::charge(OpTimes& t) {
   const Clocks now = read_clocks();
-  OpTimes& t = totals_[name];
   t.seconds += now.wall - last_.wall;
   t.gemm_seconds += now.gemm - last_.gemm;
   t.allocation_seconds += now.allocation - last_.allocation;
@@ -46,10 +58,6 @@ double OpProfile::total_seconds() const {
   double sum = 0.0;
   for (const auto& entry : totals_) sum += entry.second.seconds;
   return sum;
-}
-
-void profile_backward(const char* op) {
-  if (OpProfile* p = OpProfile::current()) p->charge(std::string(op) + " backward");
 }
 
 }  // namespace rg

@@ -5,7 +5,7 @@
 # floor, the 2-thread speedup of the step beside that of its products, and
 # where the rest goes.
 #
-#   bench/bench_floor.sh                       # MODELS, THREADS="1 2", ROUNDS=2, NORM=layernorm
+#   bench/bench_floor.sh      # MODELS, THREADS="1 2", ROUNDS=2, NORM=layernorm, STEPS=3, WARMUP=1
 #
 # The thread counts take turns model by model, ROUNDS times over (the
 # machine's speed drifts; both configurations see the same drift), and the

@@ -19,7 +19,7 @@
 # imports jax runs them (the one on PATH first, else Debian's).
 #
 # That each computes our model: bench_step --model rnnsearch --dump DIR --norm N (small sizes), then
-# rnnsearch_jax.py --check DIR; bench_step --model convpool --dump DIR --norm N --set input_noise=0,
+# rnnsearch_jax.py --check DIR; bench_step --model convpool --dump DIR --norm N,
 # then convpool_jax.py --check DIR (the usage is in each twin's docstring).
 set -euo pipefail
 source "$(dirname "$0")/common.sh"

@@ -15,7 +15,7 @@ source "$(dirname "$0")/common.sh"
 build_bench bench_step
 busy_loop() { while :; do :; done; }
 competitor=""
-trap '[ -n "$competitor" ] && kill "$competitor" 2>/dev/null; rm -rf "$scratch"' EXIT
+trap 'if [ -n "$competitor" ]; then kill "$competitor" 2>/dev/null || true; fi; rm -rf "$scratch"' EXIT
 for _ in $(seq "${ROUNDS:-2}"); do
   for model in ${MODELS:-convpool order_embedding reader rnnsearch transformer}; do
     for setting in alone shared; do

@@ -56,7 +56,8 @@ int main(int argc, char** argv) {
   try {
     set_num_threads(flags.threads);
     bench::Sizes sizes = flags.sizes();
-    if (!dump.empty()) sizes.set("dropout=0");
+    if (!dump.empty()) sizes.set("dropout=0");  // the twins' checks draw no random masks
+    if (!dump.empty() && flags.model == "convpool") sizes.set("input_noise=0");
     const bench::NormChoice choice{parse_norm_kind(norm), parse_norm_impl(impl)};
     std::unique_ptr<bench::ModelStep> step = bench::make_model_step(flags.model, choice, sizes);
     if (!dump.empty()) {

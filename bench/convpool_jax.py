@@ -4,7 +4,7 @@ backend: the JAX twin of models/convpool_cnn.h and of bench/convpool_torch.py's 
 one training step beside ours and PyTorch's, and to confirm that it computes the same model as ours.
 
     python3 bench/convpool_jax.py --norm rmsnorm --width 0.5 --batch 100 --threads 2 [--steps 10] [--warmup 2]
-    python3 bench/convpool_jax.py --check DIR   # DIR from bench_step --model convpool --dump DIR --set input_noise=0
+    python3 bench/convpool_jax.py --check DIR   # DIR from bench_step --model convpool --dump DIR
 
 (python3: the one `pip install "jax[cpu]"` installed into.) Timing prints one JSON line with the torch
 twin's fields: {"impl": "jax", "norm", "width", "batch", "threads", "step_ms" (median of the timed
@@ -42,7 +42,7 @@ Where this twin differs from ours, none of which changes the work of a step noti
 Threads: as in bench/rnnsearch_jax.py (see its docstring): PJRT_NPROC=N sizes XLA:CPU's thread pools,
 and --threads 1 also sets XLA_FLAGS=--xla_cpu_multi_thread_eigen=false; both before jax is imported.
 
---check DIR loads what `bench_step --model convpool --dump DIR --norm N --set input_noise=0` wrote
+--check DIR loads what `bench_step --model convpool --dump DIR --norm N` wrote
 (config.json: width, batch, norm, p, eps; params/<name>.npy, our parameters with every gain and bias
 moved off 1 and 0 by N(0, 0.1^2); images.npy and labels.npy; grads/<name>.npy, our gradients of one
 backward without noise and dropout, batchnorm in training mode; result.json: our loss, gradient norm
@@ -61,7 +61,7 @@ gradient anywhere, when that is larger):
     The check prints the smallest |pre-activation| and the smallest gap between a window's largest
     and second-largest value ("closest_kinks") so that such a failure explains itself.
 The check's usage at small sizes (seconds each):
-    build/bin/bench_step --model convpool --norm N --dump /tmp/convpool-N --set input_noise=0 \\
+    build/bin/bench_step --model convpool --norm N --dump /tmp/convpool-N \\
         --set width=0.125 --set batch=4
     python3 bench/convpool_jax.py --check /tmp/convpool-N
 """

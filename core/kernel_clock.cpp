@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <atomic>
 #include <chrono>
 
 namespace rg {

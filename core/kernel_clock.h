@@ -10,7 +10,6 @@
 // runs one product per sample on each thread): the threads share the work
 // evenly, so its time there stands for the region's, and adding every
 // thread's time would count the same wall time several times.
-#include <atomic>
 #include <cstdint>
 
 namespace rg {

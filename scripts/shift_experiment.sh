@@ -3,8 +3,9 @@
 # normalized place's input starts shifted by C (--preact-shift C: a learnable
 # offset per unit, initialised to C), for each C, each norm and each seed, on
 # one of two tasks; then the table of final validation error (mean ± sd over
-# the seeds, and the change against C = 0 paired by seed) and the curves, one
-# panel per C (scripts/shift_table.py).
+# the seeds, and the change against C = 0 paired by seed; build/bin/paper_table
+# --label preact-shift --reference 0) and the curves, one panel per C
+# (scripts/plot_shift.py).
 #
 #   scripts/shift_experiment.sh OUT reader [attentive_reader flags ...]   # bAbI task 1 from ../shared/data
 #   scripts/shift_experiment.sh OUT cifar [cifar10 flags ...]             # CIFAR-10 (--data ...), or synthetic
@@ -61,7 +62,16 @@ for shift_c in ${SHIFTS:-0 1 4 16}; do
     done
   done
 done
-while [ "$(jobs -rp | wc -l)" -gt 0 ]; do wait -n || failed=1; done
+wait || true
+# The finished marks decide: a job whose status `wait -n` did not collect
+# (two ending together) still left no mark if it failed.
+for shift_c in ${SHIFTS:-0 1 4 16}; do
+  for norm in ${NORMS:-none layernorm rmsnorm prmsnorm}; do
+    for seed in ${SEEDS:-1 2 3}; do
+      [ -f "$out/logs/c$shift_c-$norm-seed$seed.done" ] || failed=1
+    done
+  done
+done
 if [ "$failed" != 0 ]; then
   echo "error: some runs failed; each run's output is in $out/logs/" >&2
   grep -l "error" "$out"/logs/*.out >&2 || true

@@ -190,9 +190,16 @@ TEST_CASE("loop: a --train-minutes budget ends training at the first step past i
   CHECK(text.find("stopping after step 1:") != std::string::npos);
   CHECK(text.find("(--train-minutes 1e-09)") != std::string::npos);
 
-  QuadrantRun unlimited;  // 0 is no budget
-  unlimited.options.train_minutes = 0;
-  CHECK(unlimited.train(dir.path / "unlimited") == 40);
+  // Resumed, a spent budget trains nothing more: no new train or valid line.
+  QuadrantRun resumed;
+  resumed.options.train_minutes = 1e-9;
+  CHECK(resumed.train(dir.path / "run", /*resume=*/true) == 1);
+  CHECK(steps_of(test::metric_lines(dir.path / "run", "train")) == std::vector<int64_t>{1});
+  CHECK(steps_of(test::metric_lines(dir.path / "run", "valid")) == std::vector<int64_t>{0, 1});
+
+  QuadrantRun roomy;  // a budget the steps end before: --steps decides
+  roomy.options.train_minutes = 60;
+  CHECK(roomy.train(dir.path / "roomy") == 40);
 }
 
 TEST_CASE("loop: a NaN loss stops the run with the step named and keeps the last checkpoint") {

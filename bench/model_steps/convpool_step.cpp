@@ -45,8 +45,8 @@ void ConvPoolStep::run() {
 
 void ConvPoolStep::dump(const std::string& dir) {
   check(options_.dropout == 0.0f && options_.input_noise == 0.0f,
-        "--dump needs --set input_noise=0 and --set dropout=0 (bench_step sets the latter): the twin's check "
-        "runs without noise and dropout");
+        "--dump needs input_noise=0 and dropout=0 (bench_step --dump sets both): the twin's check runs without "
+        "noise and dropout");
   // Gains and biases start at exactly 1 and 0, which would hide a bias added
   // in the wrong place or a gain applied to the wrong channel: the check
   // moves every vector parameter off its init by N(0, 0.1²) (generator 5),

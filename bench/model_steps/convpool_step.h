@@ -21,8 +21,8 @@ class ConvPoolStep : public ModelStep {
   ConvPoolStep(const NormChoice& norm, Sizes& sizes);
   void run() override;
   Module& model() override { return *model_; }
-  // The twin's check, without input noise or dropout (--set input_noise=0;
-  // bench_step --dump sets dropout=0): DIR/params/<name>.npy (every gain and
+  // The twin's check, without input noise or dropout (bench_step --dump
+  // sets both to 0): DIR/params/<name>.npy (every gain and
   // bias first moved off 1 and 0), the batch (images.npy, labels.npy as
   // float32), one backward's gradients (DIR/grads/<name>.npy), the sizes
   // (config.json) and the loss, gradient norm and parameter count

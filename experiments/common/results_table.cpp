@@ -78,7 +78,7 @@ RunSummary summarize_run(const fs::path& dir, const TableOptions& options) {
     if (!c.is_discarded() && c.contains(options.label_key)) {
       const json& value = c[options.label_key];
       if (value.is_string()) s.label = value.get<std::string>();
-      if (value.is_number()) s.label = fmt::format("{:g}", value.get<double>());
+      if (value.is_number()) s.label = fmt::format("{}", value.get<double>());  // shortest exact: 4.0 → "4"
     }
     if (!c.is_discarded() && c.contains("seed") && c["seed"].is_number_integer()) s.seed = c["seed"].get<int64_t>();
   }
@@ -196,9 +196,10 @@ std::vector<std::vector<RunSummary>> group_by_label(std::vector<RunSummary> runs
   std::stable_sort(runs.begin(), runs.end(), [&](const RunSummary& a, const RunSummary& b) {
     const int ra = paper_rank(a.label), rb = paper_rank(b.label);
     if (ra != rb) return ra < rb;
+    if (a.label == b.label) return a.seed < b.seed;
     const double na = number(a.label), nb = number(b.label);
-    if (a.label != b.label && !std::isnan(na) && !std::isnan(nb)) return na < nb;
-    return a.label != b.label ? a.label < b.label : a.seed < b.seed;
+    if (std::isnan(na) != std::isnan(nb)) return !std::isnan(na);  // numbers first
+    return std::isnan(na) ? a.label < b.label : na < nb;
   });
   std::vector<std::vector<RunSummary>> groups;
   for (RunSummary& r : runs) {

@@ -30,8 +30,9 @@ void add_loop_flags(CLI::App& app, TrainingOptions& options) {
   app.add_option("--stop-after", options.stop_after, "stop after this step as if interrupted (for testing --resume)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--train-minutes", options.train_minutes,
-                 "stop after the step that ends this many minutes of training (evaluation excluded), then "
-                 "validate and test as at the last step (0: train --steps)")
+                 "a budget of training time: stop after the step that ends this many minutes of training "
+                 "(evaluation excluded) or at --steps, whichever comes first, then validate and test as at "
+                 "the last step (0: no budget)")
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--skip-nonfinite", options.skip_nonfinite,
                "skip a step whose loss or gradient is NaN or infinite instead of stopping");
@@ -59,7 +60,10 @@ int64_t TrainingLoop::run() {
   double interval_loss = 0.0;
   int64_t interval_steps = 0;
   int skipped_in_a_row = 0;
-  while (step < options_.steps) {
+  // A run resumed after its --train-minutes ran out has no step left: it is
+  // tested again, as a run resumed after its last step is.
+  const bool budget_spent = run_.resuming() && out_of_time();
+  while (step < options_.steps && !budget_spent) {
     Var loss = batch_loss(step + 1);
     optimizer_.zero_grad();
     reducer_.backward(loss);  // loss.backward(), and the gradients summed over the processes

@@ -65,7 +65,9 @@ struct TrainingOptions {
   int64_t stop_after = 0;     // stop after this step as if interrupted, with no final test (0: never)
   // A budget of training time (evaluation excluded, earlier runs included
   // when resumed): the first step that ends past it is the last one — it is
-  // validated and the test runs, as after `steps`. 0: no budget.
+  // validated and the test runs, as after `steps` — unless `steps` comes
+  // first. A schedule sized by `steps` is cut off where the budget ends.
+  // 0: no budget.
   double train_minutes = 0.0;
   double clip = 0.0;          // gradient norm clip (0: none)
   bool clip_per_parameter = false;  // clip each parameter's gradient on its own, not the global norm
