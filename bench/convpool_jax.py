@@ -69,12 +69,13 @@ import argparse
 import json
 import math
 import os
-import resource
 import statistics
 import sys
-import time
 
 import numpy as np
+
+from jax_twin import adam_update, peak_rss_mb, set_xla_threads, time_train_steps
+from twin_check import compare
 
 NORMS = ["none", "layernorm", "rmsnorm", "prmsnorm", "l2norm", "batchnorm", "weightnorm"]
 GRAD_TOL, LOSS_TOL = 1e-4, 1e-5
@@ -96,14 +97,6 @@ def parse_args():
     if args.threads < 1 or args.steps < 1 or args.warmup < 1:
         parser.error("--threads, --steps and --warmup must be at least 1 (the first call compiles)")
     return args
-
-
-def set_xla_threads(threads):
-    """XLA:CPU's thread count, from the environment (bench/rnnsearch_jax.py's docstring says why these
-    two settings); call before importing jax. Flags already in XLA_FLAGS are kept."""
-    os.environ["PJRT_NPROC"] = str(threads)
-    if threads == 1:
-        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false").strip()
 
 
 ARGS = parse_args()
@@ -262,16 +255,6 @@ def loss_fn(params, images, labels, config, key=None):
 
 # ---- the training step ----
 
-def adam_update(params, grads, moments, step, lr, beta1=0.9, beta2=0.999, eps=1e-8):
-    """One Adam step (Kingma & Ba 2015) with bias correction; step counts from 1."""
-    first, second = moments
-    first = jax.tree_util.tree_map(lambda m, g: beta1 * m + (1 - beta1) * g, first, grads)
-    second = jax.tree_util.tree_map(lambda v, g: beta2 * v + (1 - beta2) * g * g, second, grads)
-    correction1, correction2 = 1 - beta1 ** step, 1 - beta2 ** step
-    params = jax.tree_util.tree_map(
-        lambda p, m, v: p - lr * (m / correction1) / (jnp.sqrt(v / correction2) + eps), params, first, second)
-    return params, (first, second)
-
 
 def make_train_step(config, lr):
     """The jitted step: (params, moments, step, key, images, labels) -> (params, moments, loss). params
@@ -286,11 +269,6 @@ def make_train_step(config, lr):
 
 # ---- timing ----
 
-def peak_rss_mb():
-    """The process's peak resident size in MB (ru_maxrss is in KB on Linux)."""
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
-
-
 def time_steps(args):
     config = {"norm": args.norm, "width": args.width, "p": 0.125, "eps": 1e-6}
     shapes = parameter_shapes(args.norm, args.width)
@@ -300,20 +278,7 @@ def time_steps(args):
     images = jnp.asarray(rng.standard_normal((args.batch, 3, 32, 32)), dtype=jnp.float32)
     labels = jnp.asarray(rng.randint(0, CLASSES, args.batch), dtype=jnp.int32)
     train_step = make_train_step(config, lr=3e-4 if args.norm == "none" else 3e-3)
-    key = jax.random.PRNGKey(0)
-    times, compile_s, loss = [], 0.0, None
-    for i in range(args.warmup + args.steps):
-        key, step_key = jax.random.split(key)
-        start = time.perf_counter()
-        params, moments, loss = train_step(params, moments, i + 1, step_key, images, labels)
-        loss.block_until_ready()
-        elapsed = time.perf_counter() - start
-        if i == 0:
-            compile_s = elapsed
-        if i >= args.warmup:
-            times.append(elapsed * 1e3)
-    if not math.isfinite(float(loss)):
-        raise SystemExit(f"error: loss is {float(loss)}")
+    times, compile_s = time_train_steps(train_step, params, moments, (images, labels), args.warmup, args.steps)
     print(json.dumps({"impl": "jax", "norm": args.norm, "width": args.width, "batch": args.batch,
                       "threads": args.threads, "step_ms": round(statistics.median(times), 2), "steps": args.steps,
                       "peak_rss_mb": peak_rss_mb(), "parameters": sum(int(np.prod(s)) for s in shapes.values()),
@@ -321,21 +286,6 @@ def time_steps(args):
 
 
 # ---- the check against our dump ----
-
-def compare(loss, grads, ref_loss, ref_grads):
-    """Relative loss and gradient-norm differences, and the worst per-parameter gradient difference
-    max |g - ref| / max |ref| (against 1e-3 of the largest gradient anywhere when that is larger)."""
-    rel = lambda a, b: abs(a - b) / max(abs(b), 1e-30)
-    norm = lambda g: math.sqrt(sum(float((v ** 2).sum()) for v in g.values()))
-    largest = max(float(np.abs(g).max()) for g in ref_grads.values())
-    worst, worst_name = 0.0, ""
-    for name, ref in ref_grads.items():
-        diff = float(np.abs(grads[name] - ref).max()) / max(float(np.abs(ref).max()), 1e-3 * largest)
-        if diff > worst:
-            worst, worst_name = diff, name
-    return {"loss_rel_diff": float(f"{rel(loss, ref_loss):.3g}"),
-            "grad_norm_rel_diff": float(f"{rel(norm(grads), norm(ref_grads)):.3g}"),
-            "worst_grad_rel_diff": float(f"{worst:.3g}"), "worst_grad": worst_name}
 
 
 def closest_kinks(params, images, config):

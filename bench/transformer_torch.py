@@ -75,6 +75,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import torch_timing
+from twin_check import compare
 from torch_norms import EPS, Norm
 from torch_tokens import random_tokens
 
@@ -244,21 +245,6 @@ def run_reference(directory, cfg, dtype):
             grads[ours] = p.grad[part].detach().double().numpy()
     torch.set_default_dtype(torch.float32)
     return loss.item(), grads, min(seen)
-
-
-def compare(loss, grads, ref_loss, ref_grads):
-    """Relative loss and gradient-norm differences, and the worst per-parameter gradient difference."""
-    rel = lambda a, b: abs(a - b) / max(abs(b), 1e-30)
-    norm = lambda g: math.sqrt(sum(float((v ** 2).sum()) for v in g.values()))
-    largest = max(float(np.abs(g).max()) for g in ref_grads.values())
-    worst, worst_name = 0.0, ""
-    for name, ref in ref_grads.items():
-        diff = float(np.abs(grads[name] - ref).max()) / max(float(np.abs(ref).max()), 1e-3 * largest)
-        if diff > worst:
-            worst, worst_name = diff, name
-    return {"loss_rel_diff": float(f"{rel(loss, ref_loss):.3g}"),
-            "grad_norm_rel_diff": float(f"{rel(norm(grads), norm(ref_grads)):.3g}"),
-            "worst_grad_rel_diff": float(f"{worst:.3g}"), "worst_grad": worst_name}
 
 
 def check(directory):
