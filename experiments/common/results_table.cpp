@@ -158,7 +158,7 @@ std::string reference_name(const TableOptions& options) {
 }
 
 // The time columns of one row: from paired timing when given, else the
-// run's (or the runs' mean) seconds and the speedup against LayerNorm's.
+// run's (or the runs' mean) seconds and the speedup against the reference row's (LayerNorm's).
 void add_time_cells(std::vector<std::string>& row, const std::string& label, double seconds, double reference,
                     const TableOptions& options) {
   if (const PairedTimes* paired = options.paired) {
