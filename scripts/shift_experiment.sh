@@ -5,7 +5,7 @@
 # one of two tasks; then the table of final validation error (mean ± sd over
 # the seeds, and the change against C = 0 paired by seed; build/bin/paper_table
 # --label preact-shift --reference 0) and the curves, one panel per C
-# (scripts/plot_shift.py).
+# (scripts/plot_shift.py), and where the offsets ended (scripts/shift_offsets.py).
 #
 #   scripts/shift_experiment.sh OUT reader [attentive_reader flags ...]   # bAbI task 1 from ../shared/data
 #   scripts/shift_experiment.sh OUT cifar [cifar10 flags ...]             # CIFAR-10 (--data ...), or synthetic
@@ -95,6 +95,10 @@ norms=${NORMS:-none layernorm rmsnorm prmsnorm}
     echo
     build/bin/paper_table "$out/c$shift_c" --split valid --metric "$metric" --decimals 1 | sed '/^(Time from/,$d'
   done
+  echo
+  echo "Where the learnable offsets (each started at C) ended, from the last checkpoints (scripts/shift_offsets.py):"
+  echo
+  /usr/bin/python3 scripts/shift_offsets.py "$out"
 } | tee "$out/shift_table.md"
 /usr/bin/python3 scripts/plot_shift.py "$out" --metric "$metric" -o "$out/shift_curves.png"
 echo "table: $out/shift_table.md, figure: $out/shift_curves.png"
