@@ -21,6 +21,22 @@ from matplotlib import pyplot as plt  # noqa: E402  (plot_curves chose the Agg b
 NORM_ORDER = ["none", "layernorm", "rmsnorm", "prmsnorm", "l2norm", "batchnorm", "weightnorm"]
 
 
+def runs_by_shift(out):
+    """The experiment's runs as [(C, [(norm, [run dirs over seeds])])], C ascending and the norms in
+    NORM_ORDER; OUT holds c<C>/<norm>-seed<s>. Shared with shift_offsets.py."""
+    shift_dirs = sorted((p for p in Path(out).glob("c*") if p.is_dir()), key=lambda p: float(p.name[1:]))
+    if not shift_dirs:
+        plot_curves.fail(f"{out} holds no c<C> folder of runs")
+    grouped = []
+    for shift_dir in shift_dirs:
+        by_norm = {}
+        for run in plot_curves.find_runs([shift_dir]):
+            by_norm.setdefault(run.name.rsplit("-seed", 1)[0], []).append(run)
+        norms = sorted(by_norm, key=lambda n: (NORM_ORDER.index(n) if n in NORM_ORDER else 99, n))
+        grouped.append((float(shift_dir.name[1:]), [(norm, by_norm[norm]) for norm in norms]))
+    return grouped
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", help="the experiment's folder, holding c<C>/<norm>-seed<s>")
@@ -29,17 +45,12 @@ def main():
     parser.add_argument("-o", "--output", required=True, help=".png, .svg or .pdf")
     args = parser.parse_args()
 
-    shift_dirs = sorted((p for p in Path(args.out).glob("c*") if p.is_dir()), key=lambda p: float(p.name[1:]))
-    if not shift_dirs:
-        plot_curves.fail(f"{args.out} holds no c<C> folder of runs")
-    fig, axes = plt.subplots(1, len(shift_dirs), figsize=(4.2 * len(shift_dirs), 3.6), sharey=True, squeeze=False)
-    for ax, shift_dir in zip(axes[0], shift_dirs):
-        by_norm = {}
-        for run in plot_curves.find_runs([shift_dir]):
-            by_norm.setdefault(run.name.rsplit("-seed", 1)[0], []).append(run)
-        for norm in sorted(by_norm, key=lambda n: (NORM_ORDER.index(n) if n in NORM_ORDER else 99, n)):
+    grouped = runs_by_shift(args.out)
+    fig, axes = plt.subplots(1, len(grouped), figsize=(4.2 * len(grouped), 3.6), sharey=True, squeeze=False)
+    for ax, (shift, norms) in zip(axes[0], grouped):
+        for norm, runs in norms:
             curves = [plot_curves.curve(plot_curves.read_metrics(run), args.split, args.metric, "step", 1)
-                      for run in by_norm[norm]]
+                      for run in runs]
             curves = [c for c in curves if c[0]]
             if not curves:
                 continue
@@ -51,7 +62,7 @@ def main():
             line, = ax.plot(xs, ys, label=f"{norm} ({len(curves)} seeds)", linewidth=1.4)
             ax.fill_between(xs, [y - s for y, s in zip(ys, sd)], [y + s for y, s in zip(ys, sd)],
                             color=line.get_color(), alpha=0.2, linewidth=0)
-        ax.set_title(f"shift C = {shift_dir.name[1:]}")
+        ax.set_title(f"shift C = {shift:g}")
         ax.set_xlabel("step")
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel(f"{args.split} {args.metric}")

@@ -11,21 +11,23 @@ seed, their standard deviation across units, and the largest distance any
 offset moved from C. LayerNorm cannot see a shift that is the same for every
 unit, so its offsets get no gradient along that direction; RMSNorm can, and
 this shows whether training used it to bring its inputs back to centre.
+The runs are found as scripts/plot_shift.py finds them (its runs_by_shift).
 """
 import argparse
 import json
-import re
 import struct
 import sys
 from pathlib import Path
 
 import numpy as np
 
-NORM_ORDER = ["none", "layernorm", "rmsnorm", "prmsnorm", "l2norm", "batchnorm", "weightnorm"]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import plot_shift  # noqa: E402  (beside this script)
 
 
 def read_offsets(checkpoint):
-    """The float32 offset parameters of a checkpoint (safetensors layout), by name."""
+    """The float32 offset parameters of a checkpoint (safetensors layout; README, "Reading a
+    checkpoint from Python"), by name."""
     with open(checkpoint, "rb") as f:
         (n,) = struct.unpack("<Q", f.read(8))
         header = json.loads(f.read(n))
@@ -42,31 +44,22 @@ def main():
     parser.add_argument("out", help="the experiment's folder, holding c<C>/<norm>-seed<s>")
     args = parser.parse_args()
 
-    runs = {}  # (C, norm) -> list of per-seed concatenated offsets
-    for checkpoint in sorted(Path(args.out).glob("c*/*-seed*/checkpoint.safetensors")):
-        shift_match = re.fullmatch(r"c(.+)", checkpoint.parent.parent.name)
-        norm_match = re.fullmatch(r"(.+)-seed\d+", checkpoint.parent.name)
-        if not shift_match or not norm_match:
-            continue
-        offsets = read_offsets(checkpoint)
-        if not offsets:
-            continue  # C = 0: no offset exists
-        key = (float(shift_match.group(1)), norm_match.group(1))
-        runs.setdefault(key, []).append(np.concatenate(list(offsets.values())))
-    if not runs:
-        sys.exit(f"error: no checkpoint with offsets under {args.out}/c<C>/<norm>-seed<s>/")
-
-    def order(key):
-        shift, norm = key
-        return (shift, NORM_ORDER.index(norm) if norm in NORM_ORDER else len(NORM_ORDER), norm)
-
     print("| C | norm | seeds | offsets at the end: mean | sd across units | largest move from C |")
     print("|---|---|---|---|---|---|")
-    for shift, norm in sorted(runs, key=order):
-        per_seed = runs[(shift, norm)]
-        every = np.concatenate(per_seed)
-        print(f"| {shift:g} | {norm} | {len(per_seed)} | {every.mean():.2f} | "
-              f"{np.mean([o.std() for o in per_seed]):.2f} | {np.abs(every - shift).max():.2f} |")
+    rows = 0
+    for shift, norms in plot_shift.runs_by_shift(args.out):
+        for norm, runs in norms:
+            per_seed = [np.concatenate(list(offsets.values()))
+                        for run in runs if (run / "checkpoint.safetensors").is_file()
+                        for offsets in [read_offsets(run / "checkpoint.safetensors")] if offsets]
+            if not per_seed:
+                continue  # C = 0 creates no offset
+            every = np.concatenate(per_seed)
+            print(f"| {shift:g} | {norm} | {len(per_seed)} | {every.mean():.2f} | "
+                  f"{np.mean([o.std() for o in per_seed]):.2f} | {np.abs(every - shift).max():.2f} |")
+            rows += 1
+    if rows == 0:
+        sys.exit(f"error: no checkpoint with offsets under {args.out}/c<C>/<norm>-seed<s>/")
 
 
 if __name__ == "__main__":
