@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "bench/memory_sizes.h"
+#include "rmsgrad/core/polite_threads.h"
 #include "rmsgrad/rmsgrad.h"
 #include "bench/process_memory.h"
 #include "bench/step_timing.h"
@@ -154,6 +155,7 @@ int run_child(const char* self, const Flags& f, const std::string& model, const 
 }  // namespace
 
 int main(int argc, char** argv) {
+  restart_with_polite_threads(argv);  // before anything else: see core/polite_threads.h
   Flags f;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];

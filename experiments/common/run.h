@@ -110,6 +110,8 @@ int run_main(Body&& body) {
 }
 
 // A driver's whole main: `int main(int argc, char** argv) { return rg::run_main(argc, argv, train); }`.
+// It first restarts the program with short-spinning OpenMP threads
+// (core/polite_threads.h) unless GOMP_SPINCOUNT or OMP_WAIT_POLICY is set.
 int run_main(int argc, char** argv, int (*train)(int argc, char** argv));
 
 class Run {

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "rmsgrad/core/parallel.h"
+#include "rmsgrad/core/polite_threads.h"
 #include "rmsgrad/dist/batch_share.h"
 #include "rmsgrad/experiments/common/bleu.h"
 #include "rmsgrad/experiments/common/run.h"
@@ -75,6 +76,7 @@ int translate_file(const TranslationRecipe& recipe, TranslationConfig cfg) {
 }  // namespace
 
 int translation_main(int argc, char** argv, const TranslationRecipe& recipe) {
+  restart_with_polite_threads(argv);  // first, before MPI starts: see core/polite_threads.h
   return run_main([&]() -> int {
     TranslationConfig cfg = recipe.defaults;
     CLI::App app{recipe.title};
