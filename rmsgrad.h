@@ -32,6 +32,7 @@
 #include "rmsgrad/core/checkpoint.h"
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/core/parallel.h"
+#include "rmsgrad/core/polite_threads.h"
 #include "rmsgrad/core/random.h"
 #include "rmsgrad/core/shape.h"
 #include "rmsgrad/core/tensor.h"

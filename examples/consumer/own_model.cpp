@@ -109,5 +109,5 @@ int train(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return run_main([&] { return train(argc, argv); });
+  return run_main(argc, argv, train);  // restarts with polite OpenMP threads first (core/polite_threads.h)
 }
