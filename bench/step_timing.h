@@ -30,11 +30,16 @@
 #include <string>
 #include <vector>
 
+#include "rmsgrad/core/polite_threads.h"
+
 namespace rg::bench {
 
 using Step = std::function<void()>;
 
+// Like a driver's training loop, every timed step first fits the thread
+// count to the cores other processes leave free (core/polite_threads.h).
 inline double time_one_ms(const Step& step) {
+  share_cores_with_other_processes();
   const auto start = std::chrono::steady_clock::now();
   step();
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -42,7 +47,10 @@ inline double time_one_ms(const Step& step) {
 
 // Times `steps` steps after `warmup` untimed ones; returned sorted.
 inline std::vector<double> time_steps(const Step& step, int warmup, int steps) {
-  for (int i = 0; i < warmup; ++i) step();
+  for (int i = 0; i < warmup; ++i) {
+    share_cores_with_other_processes();
+    step();
+  }
   std::vector<double> times;
   for (int i = 0; i < steps; ++i) times.push_back(time_one_ms(step));
   std::sort(times.begin(), times.end());

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdlib>
+#include <deque>
 #include <list>
 #include <mutex>
 #include <new>
@@ -58,6 +59,11 @@ struct Cache {
   std::unordered_map<float*, Age::iterator> age_of;  // each free block's place in `age`
   size_t cached_bytes = 0, live_bytes = 0, peak_live_bytes = 0, hits = 0, misses = 0, evictions = 0;
   CacheSettings settings;
+  // The sizes of the last blocks evicted, and the room the bound has grown by
+  // because some of them were asked for again (see allocator.h).
+  std::deque<size_t> evicted_sizes;
+  size_t regrown_bytes = 0;
+  static constexpr size_t kEvictionsRemembered = 64;
 
   ~Cache() { drop_all(); }
 
@@ -65,8 +71,19 @@ struct Cache {
   // cached alone may be.
   size_t limit() const {
     const double peak = static_cast<double>(peak_live_bytes);
-    const double scale = settings.policy == CachePolicy::BoundedTotal ? 1.0 + settings.headroom : 1.0;
-    return std::max(kCacheFloorBytes, static_cast<size_t>(peak * scale));
+    if (settings.policy != CachePolicy::BoundedTotal) return std::max(kCacheFloorBytes, static_cast<size_t>(peak));
+    const double grown = std::min(static_cast<double>(regrown_bytes), settings.headroom * peak);
+    return std::max(kCacheFloorBytes, static_cast<size_t>(peak * (1.0 + settings.headroom) + grown));
+  }
+
+  // A miss for a size evicted a moment ago: the bound is too tight for the
+  // program's cycle of sizes, and every step would unmap a block and fault
+  // a fresh one in. Let the bound grow by that block instead.
+  void note_miss(size_t bytes) {
+    auto it = std::find(evicted_sizes.begin(), evicted_sizes.end(), bytes);
+    if (it == evicted_sizes.end()) return;
+    evicted_sizes.erase(it);
+    regrown_bytes += bytes;
   }
 
   // Evicts the oldest free blocks until `incoming` more bytes fit under the
@@ -84,6 +101,8 @@ struct Cache {
     age.clear();
     age_of.clear();
     cached_bytes = 0;
+    evicted_sizes.clear();
+    regrown_bytes = 0;
   }
 
   void evict_oldest() {
@@ -95,6 +114,8 @@ struct Cache {
     std::erase(free_blocks[size], p);
     cached_bytes -= size;
     ++evictions;
+    evicted_sizes.push_back(size);
+    if (evicted_sizes.size() > kEvictionsRemembered) evicted_sizes.pop_front();
     unmap_block(p, size);
   }
 
@@ -137,6 +158,7 @@ float* allocate_cached_size(size_t bytes) {
     return p;
   }
   ++c.misses;
+  c.note_miss(bytes);
   c.make_room(0);  // a new block: older free ones go first if it would pass the bound
   float* p = map_block(bytes);
   if (!p) c.live_bytes -= bytes;

@@ -10,7 +10,8 @@
 namespace rg {
 
 namespace {
-int g_threads = 1;
+int g_requested = 1;  // set_num_threads's n
+int g_threads = 1;    // in use: ≤ g_requested
 bool g_initialised = false;
 
 void ensure_initialised() {
@@ -23,7 +24,7 @@ void ensure_initialised() {
 void set_num_threads(int n) {
   check(n >= 1, "set_num_threads: need at least one thread, got {}", n);
   g_initialised = true;
-  g_threads = n;
+  g_requested = g_threads = n;
   omp_set_num_threads(n);
   openblas_set_num_threads(n);
 }
@@ -31,6 +32,20 @@ void set_num_threads(int n) {
 int num_threads() {
   ensure_initialised();
   return g_threads;
+}
+
+int requested_threads() {
+  ensure_initialised();
+  return g_requested;
+}
+
+void use_threads(int k) {
+  ensure_initialised();
+  const int n = std::clamp(k, 1, g_requested);
+  if (n == g_threads) return;
+  g_threads = n;
+  omp_set_num_threads(n);
+  openblas_set_num_threads(n);
 }
 
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body) {

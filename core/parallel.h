@@ -12,8 +12,13 @@
 
 namespace rg {
 
-void set_num_threads(int n);  // n >= 1
-int num_threads();
+void set_num_threads(int n);  // n >= 1: the threads to use
+int num_threads();            // the threads in use: n, or fewer while use_threads(k) holds some back
+int requested_threads();      // n, as set_num_threads set it
+// Uses min(k, requested_threads()) threads (at least 1) until the next call
+// or set_num_threads. core/polite_threads.h calls it between training steps
+// when other processes hold cores.
+void use_threads(int k);
 
 // Typical grains, in elements, for kernels of different weight per element.
 inline constexpr int64_t kGrainElementwise = 32768;  // a few flops per element

@@ -18,6 +18,8 @@
 // within a few microseconds) and hands the core over when it does not. The
 // spin count is read once, when libgomp loads, before main() starts, so a
 // program can only choose it by starting again with the variable set.
+#include <optional>
+
 namespace rg {
 
 // The spin count we run with (BENCHMARKS.md, "How long to spin" measures it
@@ -32,5 +34,48 @@ inline constexpr const char* kPoliteSpinCount = "1000";
 // libgomp's default) and also when the program cannot be re-executed; it
 // then runs on with libgomp's default.
 void restart_with_polite_threads(char** argv);
+
+// Short spins bound what a waiting thread wastes; they cannot make a region
+// whose work is split in two halves finish before both halves are done. When
+// another process holds one of two cores, the half on the shared core runs
+// at half speed or less, and a recurrent step of thousands of regions still
+// took 2.5–2.9× its time alone. One thread on the free core does the whole
+// step in about 1/speedup of that: 1.8×, what the lost core costs. So between
+// training steps we count the cores other processes leave free and use no
+// more threads than that (at least one, at most set_num_threads's), and go
+// back up when they are free again.
+//
+// The count comes from the kernel: /proc/stat's procs_running (the tasks
+// runnable at this instant, on every core) less this process's own runnable
+// threads (/proc/self/task/*/stat), against the cores this process may run on.
+// One look is a snapshot, so the count changes only when two looks in a row
+// (at least kMinLookGapSeconds apart) agree. Changing the thread count changes how
+// reductions are split, hence the last bits of a 2-thread run: drivers offer
+// --keep-threads for runs that must repeat bit for bit at two threads.
+struct FreeCores {
+  int cores = 1;           // cores this process may run on
+  int others_running = 0;  // runnable tasks that are not this process's threads
+  int free() const { return cores - others_running; }
+};
+// This instant's count, or nothing where /proc cannot be read.
+std::optional<FreeCores> look_at_free_cores();
+
+// The decision, apart from the kernel's counts (tests give it their own).
+class ThreadsForFreeCores {
+ public:
+  // The thread count to use after a look that found `free` cores free, when
+  // `requested` threads were asked for and `current` are in use.
+  int next(int requested, int current, int free);
+
+ private:
+  int pending_ = 0;  // the count the previous look asked for (0: none)
+};
+
+// Between two training steps (TrainingLoop and the bench programs call it):
+// looks at most every kMinLookGapSeconds and sets use_threads() by the rule above.
+// Returns the thread count now in use. Costs ~50 µs per look, nothing when
+// one thread is requested.
+inline constexpr double kMinLookGapSeconds = 0.01;
+int share_cores_with_other_processes();
 
 }  // namespace rg

@@ -69,6 +69,36 @@ TEST_CASE("allocator: live and cached blocks together stay within (1 + headroom)
   release_cached_blocks();
 }
 
+TEST_CASE("allocator: a cycle of sizes that needs more than 1.25x the peak stops faulting blocks in") {
+  release_cached_blocks();
+  set_cache_settings({CachePolicy::BoundedTotal, 0.25});
+  // Each step: ten 10 MB blocks live at once (the peak, 100 MB), freed; then
+  // four 8 MB blocks while the ten wait for the next step. Holding all of
+  // them takes 132 MB, more than 1.25 × 100: without regrowth every step
+  // would evict one block and map it again.
+  const int64_t big = (int64_t{10} << 20) / 4, small = (int64_t{8} << 20) / 4;
+  auto step = [&] {
+    std::vector<float*> blocks;
+    for (int i = 0; i < 10; ++i) blocks.push_back(allocate_floats(big));
+    for (float* p : blocks) release_floats(p, big);
+    blocks.clear();
+    for (int i = 0; i < 4; ++i) blocks.push_back(allocate_floats(small));
+    for (float* p : blocks) release_floats(p, small);
+  };
+  for (int s = 0; s < 5; ++s) step();
+  const AllocatorStats before = allocator_stats();
+  size_t worst = 0;
+  for (int s = 0; s < 5; ++s) {
+    step();
+    worst = std::max(worst, held_bytes());
+  }
+  const AllocatorStats after = allocator_stats();
+  CHECK(after.misses == before.misses);  // every block came from the cache
+  CHECK(after.evictions == before.evictions);
+  CHECK(worst <= static_cast<size_t>(1.5 * static_cast<double>(after.peak_live_bytes)));
+  release_cached_blocks();
+}
+
 TEST_CASE("allocator: before issue 20 the free blocks alone could reach the peak") {
   release_cached_blocks();
   set_cache_settings({CachePolicy::PeakSizedCache, 0.0});

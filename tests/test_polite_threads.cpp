@@ -1,9 +1,16 @@
 // core/polite_threads.h: a program restarts with libgomp spinning briefly,
-// unless the user has chosen how OpenMP threads wait.
+// unless the user has chosen how OpenMP threads wait; between steps it uses
+// no more threads than other processes leave cores free.
 #include <doctest/doctest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <string>
 
+#include "rmsgrad/core/parallel.h"
 #include "rmsgrad/core/polite_threads.h"
 #include "test_util.h"
 
@@ -41,4 +48,61 @@ TEST_CASE("the user's own GOMP_SPINCOUNT or OMP_WAIT_POLICY wins") {
   // OMP_WAIT_POLICY=active alone means libgomp's long spin, not ours.
   CHECK(probe("OMP_WAIT_POLICY=active", "", output) != rg::kPoliteSpinCount);
   CHECK(output.find("OMP_WAIT_POLICY = 'ACTIVE'") != std::string::npos);
+}
+
+TEST_CASE("the thread count follows the free cores once two looks in a row agree") {
+  rg::ThreadsForFreeCores rule;
+  // Another process takes one of two cores: one look is not enough, two are.
+  CHECK(rule.next(2, 2, 1) == 2);
+  CHECK(rule.next(2, 2, 1) == 1);
+  CHECK(rule.next(2, 1, 1) == 1);
+  // It leaves: back to the two threads asked for, again after two looks.
+  CHECK(rule.next(2, 1, 2) == 1);
+  CHECK(rule.next(2, 1, 2) == 2);
+  // A task runnable for one look only changes nothing.
+  CHECK(rule.next(2, 2, 1) == 2);
+  CHECK(rule.next(2, 2, 2) == 2);
+  CHECK(rule.next(2, 2, 1) == 2);
+  CHECK(rule.next(2, 2, 2) == 2);
+  // Never more than asked for, never fewer than one.
+  CHECK(rule.next(2, 2, 8) == 2);
+  CHECK(rule.next(4, 4, -3) == 4);
+  CHECK(rule.next(4, 4, -3) == 1);
+  CHECK(rule.next(1, 1, 0) == 1);
+}
+
+TEST_CASE("use_threads stays between one and the requested count") {
+  rg::set_num_threads(2);
+  rg::use_threads(1);
+  CHECK(rg::num_threads() == 1);
+  CHECK(rg::requested_threads() == 2);
+  rg::use_threads(5);
+  CHECK(rg::num_threads() == 2);
+  rg::use_threads(0);
+  CHECK(rg::num_threads() == 1);
+  rg::set_num_threads(2);
+  CHECK(rg::num_threads() == 2);
+}
+
+TEST_CASE("a busy process is seen among the others running") {
+  if (!rg::look_at_free_cores()) {
+    MESSAGE("skipped: /proc/stat cannot be read here");
+    return;
+  }
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0)
+    for (;;) {  // always runnable until killed
+    }
+  int most = 0;
+  for (int look = 0; look < 20; ++look) {
+    usleep(5000);
+    const auto seen = rg::look_at_free_cores();
+    REQUIRE(seen.has_value());
+    CHECK(seen->cores >= 1);
+    most = std::max(most, seen->others_running);
+  }
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  CHECK(most >= 1);
 }

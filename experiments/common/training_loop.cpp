@@ -10,6 +10,8 @@
 
 #include "rmsgrad/autograd/tape.h"
 #include "rmsgrad/core/error.h"
+#include "rmsgrad/core/parallel.h"
+#include "rmsgrad/core/polite_threads.h"
 #include "rmsgrad/experiments/common/progress.h"
 #include "rmsgrad/experiments/common/training_checkpoint.h"
 #include "rmsgrad/optim/clip.h"
@@ -36,6 +38,9 @@ void add_loop_flags(CLI::App& app, TrainingOptions& options) {
       ->check(CLI::NonNegativeNumber);
   app.add_flag("--skip-nonfinite", options.skip_nonfinite,
                "skip a step whose loss or gradient is NaN or infinite instead of stopping");
+  app.add_flag("--keep-threads", options.keep_threads,
+               "use --threads threads throughout, also while other processes hold cores (by default a run "
+               "uses only the cores they leave free, and its last bits then depend on the machine's load)");
   app.add_option("--bucket-mb", options.bucket_mb,
                  "under mpirun: MiB of gradients summed over the processes at a time, while backward runs")
       ->check(CLI::Range(0.001, 4096.0));
@@ -64,6 +69,14 @@ int64_t TrainingLoop::run() {
   // tested again, as a run resumed after its last step is.
   const bool budget_spent = run_.resuming() && out_of_time();
   while (step < options_.steps && !budget_spent) {
+    if (!options_.keep_threads) {
+      const int before = num_threads(), now = share_cores_with_other_processes();
+      if (now != before)
+        run_.note(fmt::format("step {}: {} thread{} from here: {} (--keep-threads keeps {})", step + 1, now,
+                              now == 1 ? "" : "s",
+                              now < before ? "other processes hold the other cores" : "cores are free again",
+                              requested_threads()));
+    }
     Var loss = batch_loss(step + 1);
     optimizer_.zero_grad();
     reducer_.backward(loss);  // loss.backward(), and the gradients summed over the processes
