@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "rmsgrad/core/parallel.h"
 #include "rmsgrad/core/polite_threads.h"
 
 namespace rg::bench {
@@ -38,8 +39,15 @@ using Step = std::function<void()>;
 
 // Like a driver's training loop, every timed step first fits the thread
 // count to the cores other processes leave free (core/polite_threads.h).
+// A step that ran on fewer threads than asked for is said once on stderr:
+// its time is not the machine's speed alone.
 inline double time_one_ms(const Step& step) {
-  share_cores_with_other_processes();
+  static bool said = false;
+  if (share_cores_with_other_processes() < requested_threads() && !said) {
+    said = true;
+    std::fprintf(stderr, "bench: other processes hold cores: timed steps ran on %d of the %d threads asked for\n",
+                 num_threads(), requested_threads());
+  }
   const auto start = std::chrono::steady_clock::now();
   step();
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
