@@ -3,11 +3,13 @@ experiment (Table 6), to time one training step beside our C++ bench (bench_atte
 
     /usr/bin/python3 bench/attentive_reader_torch.py --norm rmsnorm --threads 1 [--steps 5] [--warmup 2]
         [--doc-len 300] [--batch 64] [--vocab 10000] [--embed 240] [--hidden 240] [--candidates 10]
-        [--dropout 0.5] [--p 0.0625]
+        [--dropout 0.5] [--p 0.0625] [--compile]
 
 Prints one JSON line: {"impl": "torch", "norm", "threads", "batch", "doc_len", "query_len",
 "candidates", "vocab", "embed", "hidden", "parameters", "ms_per_step" (median of the timed steps),
-"ms_min"}.
+"ms_min"}. With --compile the loss (forward and, through AOTAutograd, backward; the Python time loops
+unrolled into one graph) runs under torch.compile with its CPU backend (Inductor), "impl" is then
+"torch.compile", and the compilation happens in the warm-up steps (at least one), outside the timing.
 
 Data, fixed for every step (the same lengths as ours): document b has length
 Ld_b = Lmin + (7 b) % (Td - Lmin + 1), Lmin = ceil(5 Td / 6) (250-300 for Td = 300); query b has
@@ -158,16 +160,26 @@ def main():
                                        norms=["none", "layernorm", "rmsnorm", "prmsnorm", "batchnorm"])
     torch_timing.add_size_flags(parser, doc_len=300, batch=64, vocab=10000, embed=240, hidden=240, candidates=10,
                                 dropout=0.5)
+    parser.add_argument("--compile", action="store_true", help="run the loss under torch.compile (Inductor)")
     args = torch_timing.parse_args(parser)
     model = AttentiveReader(args.norm, args.vocab, args.embed, args.hidden, args.dropout, args.p)
     model.train()
     inputs = make_batch(args.batch, args.doc_len, args.vocab, args.candidates)
     *question, answers = inputs
     params = list(model.parameters())
+
+    def loss(question, answers):
+        return F.cross_entropy(model(*question), answers)
+
+    loss_fn = loss
+    if args.compile:
+        loss_fn = torch.compile(loss)
+        args.warmup = max(args.warmup, 1)  # the first call compiles
     step = torch_timing.training_step(torch.optim.Adam(params, lr=8e-5), params,
-                                      lambda: F.cross_entropy(model(*question), answers), max_norm=10.0)
+                                      lambda: loss_fn(question, answers), max_norm=10.0)
     timing = torch_timing.training_step_fields(step, args.steps, args.warmup)
-    torch_timing.print_json({"impl": "torch", "norm": args.norm, "threads": args.threads, "batch": args.batch,
+    torch_timing.print_json({"impl": "torch.compile" if args.compile else "torch", "norm": args.norm,
+                             "threads": args.threads, "batch": args.batch,
                              "doc_len": inputs[0].shape[0], "query_len": inputs[2].shape[0],
                              "candidates": args.candidates, "vocab": args.vocab, "embed": args.embed,
                              "hidden": args.hidden, "parameters": sum(p.numel() for p in params), **timing})

@@ -2,6 +2,7 @@
 a training step beside ours (bench/bench_convpool.sh).
 
     /usr/bin/python3 bench/convpool_torch.py --norm rmsnorm --width 0.5 --batch 100 --threads 2 --steps 10
+        [--warmup 2] [--compile]
 
 One training step = forward (Gaussian input noise σ 0.15, dropout 0.5 after each
 max-pool), cross-entropy, backward and an Adam step. Norms as ours: after each
@@ -12,6 +13,9 @@ channel, WeightNorm by torch.nn.utils.weight_norm; a layer followed by a norm
 with a bias drops its own; ε 1e-6 inside the square root; pRMSNorm's RMS from
 the first max(1, floor(n·p)) units, the 10-unit output layer using all units.
 Prints one JSON line: {"impl": "torch", "norm", "width", "batch", "threads", "step_ms", "steps"}.
+With --compile the loss (forward and, through AOTAutograd, backward) runs under torch.compile with its
+CPU backend (Inductor), "impl" is then "torch.compile", and the compilation happens in the warm-up
+steps (at least one), outside the timing; it applies to the timing only, not to --data.
 
 With --data it trains instead, as build/bin/cifar10 does, to compare what the
 two reach on the same split (issue: within 3 points of PyTorch):
@@ -118,14 +122,23 @@ def time_steps(args):
     images = torch.randn(args.batch, 3, 32, 32)
     labels = torch.randint(0, 10, (args.batch,))
 
+    def loss(images, labels):
+        return F.cross_entropy(model(images), labels)
+
+    loss_fn = loss
+    if args.compile:
+        loss_fn = torch.compile(loss)
+        args.warmup = max(args.warmup, 1)  # the first call compiles
+
     def step():
-        loss = F.cross_entropy(model(images), labels)
+        loss = loss_fn(images, labels)
         adam.zero_grad()
         loss.backward()
         adam.step()
 
-    times, _ = torch_timing.timed_calls(step, args.steps, warmup=2)
-    torch_timing.print_json({"impl": "torch", "norm": args.norm, "width": args.width, "batch": args.batch,
+    times, _ = torch_timing.timed_calls(step, args.steps, args.warmup)
+    torch_timing.print_json({"impl": "torch.compile" if args.compile else "torch", "norm": args.norm,
+                             "width": args.width, "batch": args.batch,
                              "threads": args.threads, "step_ms": round(statistics.median(times), 2),
                              "steps": args.steps, "peak_rss_mb": torch_timing.peak_rss_mb()})
 
@@ -248,7 +261,7 @@ def train(args):
 
 
 def main():
-    parser = torch_timing.model_parser(steps=10, default_norm="layernorm")
+    parser = torch_timing.model_parser(steps=10, warmup=2, default_norm="layernorm")
     parser.add_argument("--width", type=float, default=0.5)
     parser.add_argument("--batch", type=int, default=100)
     parser.add_argument("--data", help="train on this CIFAR-10 JPEG tarball instead of timing")
@@ -258,6 +271,7 @@ def main():
     parser.add_argument("--train-size", type=int, default=0, help="use only this many training images (0: all)")
     parser.add_argument("--log-every", type=int, default=50)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--compile", action="store_true", help="time the loss under torch.compile (Inductor)")
     args = torch_timing.parse_args(parser)
     if args.data:
         if args.norm == "weightnorm":

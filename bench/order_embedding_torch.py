@@ -3,10 +3,13 @@ experiment, to time one training step beside our C++ bench.
 
     /usr/bin/python3 bench/order_embedding_torch.py --norm rmsnorm --threads 1 [--steps 20] [--warmup 3]
         [--batch 128] [--vocab 3000] [--emb 300] [--hidden 1024] [--image-dim 2048]
-        [--method order|cosine] [--p 0.0625]
+        [--method order|cosine] [--p 0.0625] [--compile]
 
 Prints one JSON line: {"impl": "torch", "norm", "method", "threads", "batch", "vocab", "emb",
-"hidden", "image_dim", "max_len", "ms_per_step" (median of the timed steps), "ms_min"}.
+"hidden", "image_dim", "max_len", "ms_per_step" (median of the timed steps), "ms_min"}. With --compile
+the loss (forward and, through AOTAutograd, backward; the Python time loop unrolled into one graph)
+runs under torch.compile with its CPU backend (Inductor), "impl" is then "torch.compile", and the
+compilation happens in the warm-up steps (at least one), outside the timing.
 
 Data, fixed for every step: caption b has length L_b = 6 + (5 b) % 12; token ids uniform in
 [4, vocab) from numpy RandomState(0) (drawn as one [max_len, batch] array, then zero-padded past
@@ -107,6 +110,7 @@ def main():
                                        p=0.0625)
     parser.add_argument("--method", default="order", choices=["order", "cosine"])
     torch_timing.add_size_flags(parser, batch=128, vocab=3000, emb=300, hidden=1024, image_dim=2048)
+    parser.add_argument("--compile", action="store_true", help="run the loss under torch.compile (Inductor)")
     args = torch_timing.parse_args(parser)
     model = OrderEmbedding(args.norm, args.vocab, args.emb, args.hidden, args.image_dim, args.p)
     tokens, mask, images, max_len = make_batch(args.batch, args.vocab, args.image_dim)
@@ -120,10 +124,14 @@ def main():
         return contrastive_loss(s, im, args.method, margin)
 
     params = list(model.parameters())
+    if args.compile:
+        loss = torch.compile(loss)
+        args.warmup = max(args.warmup, 1)  # the first call compiles
     step = torch_timing.training_step(torch.optim.Adam(params, lr=1e-3), params, loss, max_norm=2.0,
                                       per_parameter=True)
     timing = torch_timing.training_step_fields(step, args.steps, args.warmup)
-    torch_timing.print_json({"impl": "torch", "norm": args.norm, "method": args.method, "threads": args.threads,
+    torch_timing.print_json({"impl": "torch.compile" if args.compile else "torch", "norm": args.norm,
+                             "method": args.method, "threads": args.threads,
                              "batch": args.batch, "vocab": args.vocab, "emb": args.emb, "hidden": args.hidden,
                              "image_dim": args.image_dim, "max_len": max_len, **timing})
 

@@ -5,11 +5,14 @@ that both compute the same model.
 
     /usr/bin/python3 bench/rnnsearch_torch.py --norm rmsnorm --threads 1 [--steps 5] [--warmup 2]
         [--batch 80] [--src-len 22] [--tgt-len 22] [--vocab 8000] [--embed 256] [--hidden 256]
-        [--dropout 0.2] [--p 0.0625] [--label-smoothing 0.1]
+        [--dropout 0.2] [--p 0.0625] [--label-smoothing 0.1] [--compile]
     /usr/bin/python3 bench/rnnsearch_torch.py --check DIR     # DIR from bench_rnnsearch --dump DIR
 
 Timing prints one JSON line: {"impl": "torch", "norm", "threads", "batch", "src_len", "tgt_len",
-"vocab", "embed", "hidden", "parameters", "ms_per_step" (median of the timed steps), "ms_min"}.
+"vocab", "embed", "hidden", "parameters", "ms_per_step" (median of the timed steps), "ms_min"}. With
+--compile the loss (forward and, through AOTAutograd, backward; the Python time loops unrolled into one
+graph) runs under torch.compile with its CPU backend (Inductor), "impl" is then "torch.compile", and
+the compilation happens in the warm-up steps (at least one), outside the timing.
 
 Data, fixed for every step (the same lengths as ours; ids differ, which costs nothing): with L the
 --src-len (or --tgt-len) and Lmin = max(1, L - 9), sentence b has length
@@ -289,6 +292,7 @@ def main():
     parser.add_argument("--vocab", type=int, default=8000, help="source and target vocabulary")
     torch_timing.add_size_flags(parser, batch=80, embed=256, hidden=256, dropout=0.2, label_smoothing=0.1)
     parser.add_argument("--check", metavar="DIR", help="compare with bench_rnnsearch --dump DIR")
+    parser.add_argument("--compile", action="store_true", help="run the loss under torch.compile (Inductor)")
     args = torch_timing.parse_args(parser)
     if args.check:
         check(args.check)
@@ -297,11 +301,16 @@ def main():
     model.train()
     inputs = make_batch(args.batch, args.src_len, args.tgt_len, args.vocab)
     params = list(model.parameters())
-    step = torch_timing.training_step(torch.optim.Adam(params, lr=1e-4), params, lambda: model.loss(*inputs),
+    loss_fn = model.loss
+    if args.compile:
+        loss_fn = torch.compile(model.loss)
+        args.warmup = max(args.warmup, 1)  # the first call compiles
+    step = torch_timing.training_step(torch.optim.Adam(params, lr=1e-4), params, lambda: loss_fn(*inputs),
                                       max_norm=1.0)
     timing = torch_timing.training_step_fields(step, args.steps, args.warmup)
-    torch_timing.print_json({"impl": "torch", "norm": args.norm, "threads": args.threads, "batch": args.batch,
-                             "src_len": inputs[0].shape[0], "tgt_len": inputs[2].shape[0], "vocab": args.vocab,
+    torch_timing.print_json({"impl": "torch.compile" if args.compile else "torch", "norm": args.norm,
+                             "threads": args.threads, "batch": args.batch, "src_len": inputs[0].shape[0],
+                             "tgt_len": inputs[2].shape[0], "vocab": args.vocab,
                              "embed": args.embed, "hidden": args.hidden,
                              "parameters": sum(p.numel() for p in params), **timing})
 

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# One training step of each of the paper's models, ours (bench_step) against every peer in the same
+# run: the PyTorch twin eager, the same twin under torch.compile (Inductor, its CPU backend) and, for
+# RNNSearch and ConvPool-CNN-C, the JAX twin (jax.jit on XLA's CPU backend), at 1 and 2 threads, with
+# one norm, in one table (bench/peers_table.py): the median over the rounds of each program's median
+# step, and ours ÷ the fastest peer.
+#
+#   bench/bench_peers.sh    # MODELS="convpool order_embedding reader rnnsearch transformer"
+#                           # THREADS="1 2" ROUNDS=2 NORM=layernorm STEPS=5 WARMUP=2
+#
+# ROUNDS interleaved rounds: each round runs every model at every thread count, ours and its peers one
+# after the other, so that a drift of the machine's speed hits them alike. Every program runs at its
+# recipe's sizes, bench_step's defaults (bench/model_steps/*_step.h), which are the twins' defaults
+# too; the table compares the sizes and parameter counts the lines report with ours and names any
+# peer that differs. The compiled twin compiles in its warm-up steps (at least one; minutes for the
+# recurrent models, whose time loops unroll into one graph), the JAX twin in its first step, both
+# outside the timing. The JAX twins need `pip install "jax[cpu]"`; without jax their column stays
+# empty. BUILD_DIR (default build) picks the build tree, built first as in the other wrappers unless
+# SKIP_BUILD=1 (then its bench_step is timed as it is).
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+
+# jax_python: prints the Python that can import jax (find_spec looks it up without importing it), or
+# nothing (bench/bench_jax.sh's, without the error).
+jax_python() {
+  local python
+  for python in python3 /usr/bin/python3; do
+    if "$python" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("jax") is None)' \
+      2>/dev/null; then
+      echo "$python"
+      return
+    fi
+  done
+}
+
+# peer MODEL COMMAND ...: runs one program; its JSON line is shown and kept in $lines with the model
+# added ("bench_model": not every twin names its model). A program that fails is reported and skipped,
+# its cell left empty, so that one peer's failure does not lose the rest of a long run.
+peer() {
+  local model=$1 line
+  shift
+  while IFS= read -r line; do
+    echo "$line"
+    if [[ $line == "{"* ]]; then
+      echo "{\"bench_model\": \"$model\", ${line#\{}" >>"$lines"
+    fi
+  done < <("$@" || echo "$0: failed: $*" >&2)
+}
+
+# The PyTorch twin of each model (bench_step's names), and which models have a JAX twin.
+declare -A torch_twin=([convpool]=convpool_torch.py [order_embedding]=order_embedding_torch.py
+  [reader]=attentive_reader_torch.py [rnnsearch]=rnnsearch_torch.py [transformer]=transformer_torch.py)
+declare -A jax_twin=([convpool]=convpool_jax.py [rnnsearch]=rnnsearch_jax.py)
+
+models=${MODELS:-convpool order_embedding reader rnnsearch transformer}
+norm=${NORM:-layernorm}
+steps=(--steps "${STEPS:-5}" --warmup "${WARMUP:-2}")
+for model in $models; do
+  [ -n "${torch_twin[$model]:-}" ] || { echo "$0: unknown model $model" >&2; exit 1; }
+done
+[ "${SKIP_BUILD:-0}" = 1 ] || build_bench bench_step
+jax=$(jax_python)
+[ -n "$jax" ] || echo "$0: no python3 here imports jax: no JAX column (pip install \"jax[cpu]\")" >&2
+
+for _ in $(seq "${ROUNDS:-2}"); do
+  for model in $models; do
+    for t in ${THREADS:-1 2}; do
+      peer "$model" ours bench_step --model "$model" --norm "$norm" --threads "$t" "${steps[@]}"
+      peer "$model" twin "$t" "${torch_twin[$model]}" --norm "$norm" "${steps[@]}"
+      peer "$model" twin "$t" "${torch_twin[$model]}" --compile --norm "$norm" "${steps[@]}"
+      if [ -n "${jax_twin[$model]:-}" ] && [ -n "$jax" ]; then
+        # The JAX twin sets XLA's thread count itself from --threads (see rnnsearch_jax.py).
+        peer "$model" "$jax" "bench/${jax_twin[$model]}" --norm "$norm" --threads "$t" "${steps[@]}"
+      fi
+    done
+  done
+done
+echo
+/usr/bin/python3 bench/peers_table.py "$lines"
