@@ -12,11 +12,13 @@
 # after the other, so that a drift of the machine's speed hits them alike. Every program runs at its
 # recipe's sizes, bench_step's defaults (bench/model_steps/*_step.h), which are the twins' defaults
 # too; the table compares the sizes and parameter counts the lines report with ours and names any
-# peer that differs. The compiled twin compiles in its warm-up steps (at least one; minutes for the
-# recurrent models, whose time loops unroll into one graph), the JAX twin in its first step, both
-# outside the timing. The JAX twins need `pip install "jax[cpu]"`; without jax their column stays
-# empty. BUILD_DIR (default build) picks the build tree, built first as in the other wrappers unless
-# SKIP_BUILD=1 (then its bench_step is timed as it is).
+# peer that differs. The compiled twin compiles in its warm-up steps (at least one), the JAX twin in
+# its first step, both outside the timing. The first compile of a recurrent twin, whose time loops
+# unroll into one graph, takes minutes (the reader's 640 LSTM steps: ~20 min and ~5 GB on this VM);
+# Inductor's caches (/tmp/torchinductor_$USER) let a later run of the same graph start in seconds.
+# The JAX twins need `pip install "jax[cpu]"`; without jax their column stays empty. BUILD_DIR
+# (default build) picks the build tree, built first as in the other wrappers unless SKIP_BUILD=1
+# (then its bench_step is timed as it is).
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 

@@ -7,8 +7,9 @@ experiment, to time one training step beside our C++ bench.
 
 Prints one JSON line: {"impl": "torch", "norm", "method", "threads", "batch", "vocab", "emb",
 "hidden", "image_dim", "max_len", "ms_per_step" (median of the timed steps), "ms_min"}. With --compile
-the loss (forward and, through AOTAutograd, backward; the Python time loop unrolled into one graph)
-runs under torch.compile with its CPU backend (Inductor), "impl" is then "torch.compile", and the
+the loss (forward and, through AOTAutograd, backward; the Python time loop unrolled into one graph,
+then a graph break at the loss's boolean off-diagonal masks, whose shapes depend on the data) runs
+under torch.compile with its CPU backend (Inductor), "impl" is then "torch.compile", and the
 compilation happens in the warm-up steps (at least one), outside the timing.
 
 Data, fixed for every step: caption b has length L_b = 6 + (5 b) % 12; token ids uniform in
