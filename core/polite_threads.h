@@ -11,8 +11,8 @@
 // both threads have done their half; when the scheduler has given one
 // thread's core to the other process, the second thread spins on the only
 // core left, where the first could have run. The 2-thread RNNSearch step took
-// 4.7× its time alone beside one busy loop and up to 45× beside another
-// training run (BENCHMARKS.md, "Polite when shared").
+// 4–5× its time alone beside one busy loop and 45× beside another training
+// run (BENCHMARKS.md, "Polite when shared").
 //
 // A short spin keeps the speed alone (the partner nearly always arrives
 // within a few microseconds) and hands the core over when it does not. The
@@ -23,7 +23,7 @@
 namespace rg {
 
 // The spin count we run with (BENCHMARKS.md, "How long to spin" measures it
-// against libgomp's default and against sleeping at once).
+// against libgomp's default and shorter counts).
 inline constexpr const char* kPoliteSpinCount = "1000";
 
 // Call first in main(). When neither GOMP_SPINCOUNT nor OMP_WAIT_POLICY is
@@ -39,8 +39,8 @@ void restart_with_polite_threads(char** argv);
 // whose work is split in two halves finish before both halves are done. When
 // another process holds one of two cores, the half on the shared core runs
 // at half speed or less, and a recurrent step of thousands of regions still
-// took 2.5–2.9× its time alone. One thread on the free core does the whole
-// step in about 1/speedup of that: 1.8×, what the lost core costs. So between
+// took 2.5–2.9× its time alone. One thread on the free core takes the
+// 1-thread time, about 1.8× the 2-thread step: what the lost core costs. So between
 // training steps we count the cores other processes leave free and use no
 // more threads than that (at least one, at most set_num_threads's), and go
 // back up when they are free again.
