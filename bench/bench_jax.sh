@@ -24,21 +24,7 @@
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
-# jax_python: prints the Python that can import jax (find_spec looks it up without importing it).
-jax_python() {
-  local python
-  for python in python3 /usr/bin/python3; do
-    if "$python" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("jax") is None)' \
-      2>/dev/null; then
-      echo "$python"
-      return
-    fi
-  done
-  echo "$0: no python3 here imports jax (pip install \"jax[cpu]\")" >&2
-  return 1
-}
-
-python=$(jax_python)
+python=$(jax_python) || { echo "$0: no python3 here imports jax (pip install \"jax[cpu]\")" >&2; exit 1; }
 models=${MODELS:-rnnsearch convpool}
 for _ in $(seq "${ROUNDS:-1}"); do
   for t in ${THREADS:-1 2}; do

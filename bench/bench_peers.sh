@@ -22,19 +22,6 @@
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
-# jax_python: prints the Python that can import jax (find_spec looks it up without importing it), or
-# nothing (bench/bench_jax.sh's, without the error).
-jax_python() {
-  local python
-  for python in python3 /usr/bin/python3; do
-    if "$python" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("jax") is None)' \
-      2>/dev/null; then
-      echo "$python"
-      return
-    fi
-  done
-}
-
 # peer MODEL COMMAND ...: runs one program; its JSON line is shown and kept in $lines with the model
 # added ("bench_model": not every twin names its model). A program that fails is reported and skipped,
 # its cell left empty, so that one peer's failure does not lose the rest of a long run.
@@ -61,7 +48,7 @@ for model in $models; do
   [ -n "${torch_twin[$model]:-}" ] || { echo "$0: unknown model $model" >&2; exit 1; }
 done
 [ "${SKIP_BUILD:-0}" = 1 ] || build_bench bench_step
-jax=$(jax_python)
+jax=$(jax_python) || true
 [ -n "$jax" ] || echo "$0: no python3 here imports jax: no JAX column (pip install \"jax[cpu]\")" >&2
 
 for _ in $(seq "${ROUNDS:-2}"); do

@@ -43,6 +43,20 @@ torch_python() {
   return 1
 }
 
+# jax_python: prints the Python that can import jax (the one on PATH first, as pip installs it there), or
+# nothing and fails when none can. find_spec looks it up without importing it.
+jax_python() {
+  local python
+  for python in python3 /usr/bin/python3; do
+    if "$python" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("jax") is None)' \
+      2>/dev/null; then
+      echo "$python"
+      return
+    fi
+  done
+  return 1
+}
+
 # ours PROGRAM FLAG ...: runs our build's bench PROGRAM.
 ours() {
   "$build/bin/$1" "${@:2}"
