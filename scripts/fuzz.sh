@@ -112,12 +112,12 @@ for t in "${targets[@]}"; do
   for pid in "${pids[@]}"; do wait "$pid" || status=$?; done
   cat "$log".* > "$log"
   rm -f "$log".*
-  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | awk '{s += $1} END {print s}')
-  time=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' | awk '{s += $1} END {print s}')
+  runs=$(grep -ao 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | awk '{s += $1} END {print s}')
+  time=$(grep -ao 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' | awk '{s += $1} END {print s}')
   if [ "$status" -ne 0 ]; then
     failed+=("$t")
     summary+=("$(printf '%-20s FAILED (exit %s); see %s and %s' "$t" "$status" "$log" "$artifacts")")
-    grep -E 'ERROR|SUMMARY|==[0-9]+==|runtime error|terminate|Test unit written' "$log" | head -20 || true
+    grep -aE 'ERROR|SUMMARY|==[0-9]+==|runtime error|terminate|Test unit written' "$log" | head -20 || true
   else
     summary+=("$(printf '%-20s %8ss %12s inputs %8s/s  (%s workers)' "$t" "$seconds" "${runs:-?}" "${time:-?}" "$workers")")
   fi
