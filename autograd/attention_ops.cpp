@@ -2,6 +2,7 @@
 //
 //   add_tanh      y = tanh(a + b)             dz = g · (1 − y²)
 //                                             da += Σ_broadcast dz,  db += Σ_broadcast dz
+//                 (one pass each way when one input is a row repeated down the other)
 //   weighted_sum  y[b, c] = Σ_s w[s, b] v[s, b, c]
 //                                             dv[s, b, c] += g[b, c] · w[s, b]
 //                                             dw[s, b]    += Σ_c g[b, c] · v[s, b, c]
@@ -14,6 +15,7 @@
 // tanh(a + b) and sum(w ⊙ v, 0): the models' reference tests do not move.
 #include "rmsgrad/autograd/attention_ops.h"
 
+#include <type_traits>
 #include <vector>
 
 #include "rmsgrad/autograd/tape.h"
@@ -24,11 +26,95 @@
 
 namespace rg {
 
+namespace {
+
+// True when `small` broadcasts to `full` by repeating along leading axes only:
+// without its leading 1s, small's shape is the tail of full's. Then element i
+// of full meets element i % small.numel() of small, as a bias row meets the
+// rows of a matrix: the attention's query [1, B, A] against its keys [S, B, A].
+bool broadcasts_as_suffix(const Shape& small, const Shape& full) {
+  int first = 0;
+  while (first < small.rank() && small[first] == 1) ++first;
+  const int kept = small.rank() - first;
+  if (kept > full.rank()) return false;
+  for (int i = 0; i < kept; ++i)
+    if (small[first + i] != full[full.rank() - kept + i]) return false;
+  return true;
+}
+
+// The same backward in one pass when input `row` broadcasts as a suffix of
+// input `whole` (which has y's shape): per element dz = g·(1 − y²) goes
+// straight into d_whole, and into d_row's column sum, without a dz tensor.
+// Columns are split over threads, one wide block each, walked row by row:
+// a few long streams the prefetcher follows (narrow blocks would make it
+// follow dozens of short ones, rows apart). Each column sums its rows in
+// order, from 0 (a fresh gradient) or from what was there, as the composed
+// add's backward does (accumulate_reduced), so the bits are the same.
+void add_tanh_backward_rows(Node& n, size_t whole, size_t row) {
+  bool fresh_whole = false, fresh_row = false;
+  Tensor* d_whole = n.input_grad(whole, fresh_whole);
+  Tensor* d_row = n.input_grad(row, fresh_row);
+  const int64_t inner = n.inputs[row]->value.numel(), rows = n.value.numel() / std::max<int64_t>(inner, 1);
+  const float *pg = n.grad.data(), *pv = n.value.data();
+  float* pw = d_whole ? d_whole->data() : nullptr;
+  float* pr = d_row ? d_row->data() : nullptr;
+  const int64_t block = std::max<int64_t>(256, (inner + num_threads() - 1) / num_threads());
+  // One loop per case, chosen here rather than tested per element.
+  auto pass = [&](auto to_whole, auto assign_whole, auto to_row) {
+    parallel_for(inner, block, [&](int64_t lo, int64_t hi) {
+      if (to_row && fresh_row)
+        for (int64_t j = lo; j < hi; ++j) pr[j] = 0.0f;
+      for (int64_t r = 0; r < rows; ++r) {
+        const float *g = pg + r * inner, *y = pv + r * inner;
+        float* w = to_whole ? pw + r * inner : nullptr;
+#pragma omp simd
+        for (int64_t j = lo; j < hi; ++j) {
+          const float dz = g[j] * (1.0f - y[j] * y[j]);
+          if constexpr (to_whole) {
+            if constexpr (assign_whole) w[j] = dz;
+            else w[j] += dz;
+          }
+          if constexpr (to_row) pr[j] += dz;
+        }
+      }
+    });
+  };
+  using yes = std::true_type;
+  using no = std::false_type;
+  if (pw && pr) fresh_whole ? pass(yes{}, yes{}, yes{}) : pass(yes{}, no{}, yes{});
+  else if (pw) fresh_whole ? pass(yes{}, yes{}, no{}) : pass(yes{}, no{}, no{});
+  else if (pr) pass(no{}, no{}, yes{});
+}
+
+}  // namespace
+
 Var add_tanh(const Var& a, const Var& b) {
   check(a.defined() && b.defined(), "add_tanh: undefined input");
-  Tensor y = Tensor::empty(broadcast_shapes(a.shape(), b.shape(), "add_tanh"));
-  broadcast_binary(a.value(), b.value(), y, [](float p, float q) { return p + q; });
+  const Shape shape = broadcast_shapes(a.shape(), b.shape(), "add_tanh");
+  Tensor y = Tensor::empty(shape);
   float* py = y.data();
+  // The attention's case, one input a row repeated down the other: one pass,
+  // y = tanh(whole + row), with no index arithmetic per element.
+  const bool a_whole = a.shape() == shape && broadcasts_as_suffix(b.shape(), shape);
+  const bool b_whole = !a_whole && b.shape() == shape && broadcasts_as_suffix(a.shape(), shape);
+  if (a_whole || b_whole) {
+    const size_t whole = a_whole ? 0 : 1;
+    const float* pw = (a_whole ? a : b).value().data();
+    const float* pr = (a_whole ? b : a).value().data();
+    const int64_t inner = (a_whole ? b : a).numel(), rows = y.numel() / std::max<int64_t>(inner, 1);
+    parallel_for(rows, std::max<int64_t>(1, kGrainHeavy / std::max<int64_t>(inner, 1)), [&](int64_t lo, int64_t hi) {
+      for (int64_t r = lo; r < hi; ++r) {
+        const float* w = pw + r * inner;
+        float* out = py + r * inner;
+        // a + b in the inputs' order: float addition commutes exactly.
+#pragma omp simd
+        for (int64_t j = 0; j < inner; ++j) out[j] = fast_tanh(w[j] + pr[j]);
+      }
+    });
+    return tape().record("add_tanh", std::move(y), {a, b},
+                         [whole](Node& n) { add_tanh_backward_rows(n, whole, 1 - whole); });
+  }
+  broadcast_binary(a.value(), b.value(), y, [](float p, float q) { return p + q; });
   parallel_for(y.numel(), kGrainHeavy, [&](int64_t lo, int64_t hi) {
     float* out = py;
 #pragma omp simd

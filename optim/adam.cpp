@@ -31,9 +31,11 @@ struct AdamScalars {
   float step_size;     // lr / (1 − β1^t), or lr
   float sqrt_bias_v;   // √(1 − β2^t), or 1
   float eps;
+  float gradient_scale;  // Optimizer::step's: a clip's factor, or 1
 };
 
-AdamScalars scalars_for(const AdamOptions& o, int64_t t) {
+AdamScalars scalars_for(const AdamOptions& o, int64_t t, float gradient_scale) {
+
   const double t_d = static_cast<double>(t);
   const double bias_m = o.bias_correction ? 1.0 - std::pow(o.beta1, t_d) : 1.0;
   const double bias_v = o.bias_correction ? 1.0 - std::pow(o.beta2, t_d) : 1.0;
@@ -48,6 +50,7 @@ AdamScalars scalars_for(const AdamOptions& o, int64_t t) {
       .step_size = static_cast<float>(o.lr / bias_m),
       .sqrt_bias_v = static_cast<float>(std::sqrt(bias_v)),
       .eps = static_cast<float>(o.eps),
+      .gradient_scale = gradient_scale,
   };
 }
 
@@ -56,7 +59,9 @@ void adam_update_kernel(float* p, const float* g, float* m, float* v, int64_t n,
   // A few flops, a square root and a division per element.
   parallel_for(n, kGrainHeavy, [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i) {
-      const float grad = g[i] + s.l2 * p[i];
+      // g·s is rounded as a clip would have rounded it into the gradient
+      // (exactly so without L2 decay: then s.l2·p is 0).
+      const float grad = g[i] * s.gradient_scale + s.l2 * p[i];
       const float mi = s.beta1 * m[i] + s.one_minus_beta1 * grad;
       const float vi = s.beta2 * v[i] + s.one_minus_beta2 * grad * grad;
       m[i] = mi;
@@ -95,7 +100,7 @@ void Adam::set_beta1(size_t group, double beta1) {
 }
 
 void Adam::update(size_t group, ParameterSlot& slot) {
-  const AdamScalars s = scalars_for(options_[group], slot.updates());
+  const AdamScalars s = scalars_for(options_[group], slot.updates(), gradient_scale());
   Tensor& p = slot.var.value();
   adam_update_kernel(p.data(), slot.var.grad().data(), slot.buffers[0].data(), slot.buffers[1].data(), p.numel(),
                      s);

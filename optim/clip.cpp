@@ -77,6 +77,14 @@ double clip_grad_norm(const NamedParameters& parameters, double max_norm) {
   return norm;
 }
 
+GlobalClip global_clip(const NamedParameters& parameters, double max_norm) {
+  check_max_norm(max_norm, "global_clip");
+  GlobalClip clip{.norm = grad_norm(parameters)};
+  float factor = 1.0f;
+  if (clip_factor(clip.norm, max_norm, factor)) clip.scale = factor;
+  return clip;
+}
+
 std::vector<std::pair<std::string, double>> clip_grad_norm_per_parameter(const NamedParameters& parameters,
                                                                          double max_norm) {
   check_max_norm(max_norm, "clip_grad_norm_per_parameter");

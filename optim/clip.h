@@ -39,6 +39,22 @@ std::string first_nonfinite_gradient(const NamedParameters& parameters);
 // Clips by the global norm; returns the norm before clipping.
 double clip_grad_norm(const NamedParameters& parameters, double max_norm);
 
+// The same clip without the pass that multiplies every gradient: the global
+// norm N and the factor c clip_grad_norm would multiply by (1 when it would
+// leave the gradients alone: c ≥ 1, or N not finite). The optimizer then
+// applies c in its own pass,
+//
+//   const GlobalClip clip = global_clip(model.named_parameters(), 1.0);
+//   optimizer.step(clip.scale);     // as clip_grad_norm(...); optimizer.step();
+//
+// giving the same parameters bit for bit (without L2 weight decay; with it,
+// within one rounding). The gradients keep their unclipped values.
+struct GlobalClip {
+  double norm = 0.0;
+  float scale = 1.0f;
+};
+GlobalClip global_clip(const NamedParameters& parameters, double max_norm);
+
 // Clips each parameter's gradient to max_norm separately; returns (name, norm
 // before clipping) for every parameter that has a gradient, in order.
 std::vector<std::pair<std::string, double>> clip_grad_norm_per_parameter(const NamedParameters& parameters,

@@ -75,10 +75,13 @@ void Optimizer::allocate_state(const Group& group, ParameterSlot& slot) const {
   slot.update_count = Tensor::scalar(0.0f);
 }
 
-void Optimizer::step() {
+void Optimizer::step(float gradient_scale) {
   const int64_t steps = step_count();
   check(steps < kMaxExactCount, "{}: {} steps: the float32 step counters cannot count further exactly", kind_,
         steps);
+  check(std::isfinite(gradient_scale) && gradient_scale > 0.0f, "{}: step: gradient_scale must be finite and > 0, "
+        "got {}", kind_, gradient_scale);
+  gradient_scale_ = gradient_scale;
   for (size_t g = 0; g < groups_.size(); ++g) {
     for (ParameterSlot& slot : groups_[g].slots) {
       if (!slot.var.has_grad()) continue;  // no backward reached it: leave it and its state alone

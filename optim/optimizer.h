@@ -59,7 +59,11 @@ class Optimizer {
   Optimizer& operator=(const Optimizer&) = delete;
 
   // Updates every parameter that has a gradient, then counts the step.
-  void step();
+  // With gradient_scale s, updates as if every gradient had first been
+  // multiplied by s, and leaves the gradients as they are: the multiply of a
+  // global-norm clip folded into the update's own pass over the gradients
+  // (clip.h's global_clip), one pass over every gradient fewer per step.
+  void step(float gradient_scale = 1.0f);
   // Zeroes the gradients of every parameter of every group.
   void zero_grad();
   // The number of step() calls so far (restored with the state).
@@ -88,9 +92,12 @@ class Optimizer {
   // Throws unless group < group_count(); `what` names the caller.
   void check_group(size_t group, const char* what) const;
 
-  // Updates one parameter. Called by step() for each parameter with a
-  // gradient, after its buffers exist and its update count was incremented.
+  // Updates one parameter, its gradient taken times gradient_scale(). Called
+  // by step() for each parameter with a gradient, after its buffers exist and
+  // its update count was incremented.
   virtual void update(size_t group, ParameterSlot& slot) = 0;
+  // The gradient_scale of the step() in progress.
+  float gradient_scale() const { return gradient_scale_; }
   // The group's learning rate lives in the derived options struct.
   virtual double group_lr(size_t group) const = 0;
   virtual void set_group_lr(size_t group, double lr) = 0;
@@ -105,6 +112,7 @@ class Optimizer {
   std::string kind_;
   std::vector<Group> groups_;
   Tensor step_count_ = Tensor::scalar(0.0f);
+  float gradient_scale_ = 1.0f;
 };
 
 }  // namespace rg

@@ -21,15 +21,16 @@ void check_options(const SgdOptions& o, size_t group) {
         o.momentum, o.dampening);
 }
 
-// Without momentum.  p, g: [n]
-void sgd_kernel(float* p, const float* g, int64_t n, float lr, float weight_decay) {
+// Without momentum; the gradient taken times `scale` (Optimizer::step's).  p, g: [n]
+void sgd_kernel(float* p, const float* g, int64_t n, float lr, float weight_decay, float scale) {
   parallel_for(n, kGrainElementwise, [&](int64_t lo, int64_t hi) {
-    for (int64_t i = lo; i < hi; ++i) p[i] -= lr * (g[i] + weight_decay * p[i]);
+    for (int64_t i = lo; i < hi; ++i) p[i] -= lr * (g[i] * scale + weight_decay * p[i]);
   });
 }
 
 struct MomentumScalars {
   float lr, weight_decay, momentum, one_minus_dampening;
+  float gradient_scale;  // Optimizer::step's: a clip's factor, or 1
   bool first;  // the parameter's first update: b ← d
   bool nesterov;
 };
@@ -38,7 +39,7 @@ struct MomentumScalars {
 void sgd_momentum_kernel(float* p, const float* g, float* b, int64_t n, const MomentumScalars& s) {
   parallel_for(n, kGrainElementwise, [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i) {
-      const float d = g[i] + s.weight_decay * p[i];
+      const float d = g[i] * s.gradient_scale + s.weight_decay * p[i];
       const float bi = s.first ? d : s.momentum * b[i] + s.one_minus_dampening * d;
       b[i] = bi;
       p[i] -= s.lr * (s.nesterov ? d + s.momentum * bi : bi);
@@ -69,7 +70,8 @@ void Sgd::update(size_t group, ParameterSlot& slot) {
   Tensor& p = slot.var.value();
   const float* g = slot.var.grad().data();
   if (o.momentum == 0.0) {
-    sgd_kernel(p.data(), g, p.numel(), static_cast<float>(o.lr), static_cast<float>(o.weight_decay));
+    sgd_kernel(p.data(), g, p.numel(), static_cast<float>(o.lr), static_cast<float>(o.weight_decay),
+               gradient_scale());
     return;
   }
   const MomentumScalars s{
@@ -77,6 +79,7 @@ void Sgd::update(size_t group, ParameterSlot& slot) {
       .weight_decay = static_cast<float>(o.weight_decay),
       .momentum = static_cast<float>(o.momentum),
       .one_minus_dampening = static_cast<float>(1.0 - o.dampening),
+      .gradient_scale = gradient_scale(),
       .first = slot.updates() == 1,
       .nesterov = o.nesterov,
   };

@@ -140,6 +140,19 @@ TEST_CASE("fused ops give the bits of their composed forms") {
     auto f = [](const Var& a, const Var& b) { return tape().lean() ? add_tanh(a, b) : tanh(a + b); };
     check_same_bits(run(StepMemory::Lean, context, row, f), run(StepMemory::BeforeIssue20, context, row, f));
   }
+  SUBCASE("add_tanh, the row first, used twice (gradients accumulate), columns split into chunks") {
+    const Tensor keys = normal(Shape{22, 8, 640}, 0.0f, 1.0f, gen);
+    const Tensor query = normal(Shape{8, 640}, 0.0f, 1.0f, gen);
+    auto f = [](const Var& q, const Var& k) {
+      return tape().lean() ? add_tanh(q, k) + add_tanh(q, k * 0.5f) : tanh(q + k) + tanh(q + k * 0.5f);
+    };
+    check_same_bits(run(StepMemory::Lean, query, keys, f), run(StepMemory::BeforeIssue20, query, keys, f));
+  }
+  SUBCASE("add_tanh, broadcast along a middle axis (the general path)") {
+    const Tensor column = normal(Shape{7, 1, 12}, 0.0f, 1.0f, gen);
+    auto f = [](const Var& a, const Var& b) { return tape().lean() ? add_tanh(a, b) : tanh(a + b); };
+    check_same_bits(run(StepMemory::Lean, context, column, f), run(StepMemory::BeforeIssue20, context, column, f));
+  }
   SUBCASE("weighted_sum") {
     const Tensor weights = uniform(Shape{7, 5}, 0.0f, 1.0f, gen);
     auto f = [](const Var& w, const Var& v) {

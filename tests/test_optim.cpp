@@ -255,6 +255,68 @@ TEST_CASE("clipping by global norm and per parameter, by hand") {
   }
 }
 
+TEST_CASE("global_clip + step(scale): the parameters of clip_grad_norm + step(), bit for bit") {
+  const int64_t n = 5000;
+  // Three steps of each optimizer without L2 decay (with it the fused update
+  // may round g·c + λp once where the two passes round twice); the gradients
+  // are large enough that every step clips.
+  auto run = [&](bool fused, auto make_optimizer) {
+    Tensor init = Tensor::empty(Shape{n});
+    for (int64_t i = 0; i < n; ++i) init.data()[i] = std::cos(0.001f * i);
+    Var w(init, true);
+    auto optimizer = make_optimizer(w);
+    std::vector<float> scales;
+    for (int step = 0; step < 3; ++step) {
+      for (int64_t i = 0; i < n; ++i) w.grad().data()[i] = 3.0f * std::sin(0.37f * i + step);
+      if (fused) {
+        const GlobalClip clip = global_clip({{"w", w}}, 10.0);
+        scales.push_back(clip.scale);
+        optimizer->step(clip.scale);
+      } else {
+        clip_grad_norm({{"w", w}}, 10.0);
+        optimizer->step();
+      }
+    }
+    return std::pair{w.value().clone(), scales};
+  };
+  auto adam = [](Var& w) { return std::make_unique<Adam>(NamedParameters{{"w", w}}, AdamOptions{.lr = 0.01}); };
+  auto adamw = [](Var& w) {
+    return std::make_unique<Adam>(NamedParameters{{"w", w}},
+                                  AdamOptions{.lr = 0.01, .weight_decay = 0.1, .decay = WeightDecay::Decoupled});
+  };
+  auto sgd = [](Var& w) { return std::make_unique<Sgd>(NamedParameters{{"w", w}}, SgdOptions{.lr = 0.01}); };
+  auto momentum = [](Var& w) {
+    return std::make_unique<Sgd>(NamedParameters{{"w", w}}, SgdOptions{.lr = 0.01, .momentum = 0.9, .nesterov = true});
+  };
+  const auto check_same = [&](auto make_optimizer) {
+    const auto [fused, scales] = run(true, make_optimizer);
+    const auto [two_passes, unused] = run(false, make_optimizer);
+    for (float s : scales) CHECK(s < 1.0f);  // every step clipped
+    CHECK(max_abs_diff(fused, two_passes) == 0.0f);
+  };
+  check_same(adam);
+  check_same(adamw);
+  check_same(sgd);
+  check_same(momentum);
+}
+
+TEST_CASE("global_clip: the factor is 1 below max_norm and for a non-finite norm; gradients untouched") {
+  NamedParameters named = {{"a", param(Shape{2}, {0, 0})}};
+  set_grad(named[0].second, {3.0f, 4.0f});  // norm 5
+  GlobalClip clip = global_clip(named, 10.0);
+  CHECK(clip.norm == doctest::Approx(5.0));
+  CHECK(clip.scale == 1.0f);
+  clip = global_clip(named, 1.0);
+  CHECK(clip.scale == static_cast<float>(1.0 / (5.0 + 1e-6)));
+  CHECK(named[0].second.grad().to_vector() == std::vector<float>{3.0f, 4.0f});
+  named[0].second.grad().data()[0] = NAN;
+  clip = global_clip(named, 1.0);
+  CHECK(std::isnan(clip.norm));
+  CHECK(clip.scale == 1.0f);
+  Adam adam(named, AdamOptions{});
+  CHECK_THROWS_WITH_AS(adam.step(0.0f), "adam: step: gradient_scale must be finite and > 0, got 0", Error);
+}
+
 TEST_CASE("schedules at chosen steps") {
   ConstantSchedule constant(0.3);
   CHECK(constant.lr(0) == 0.3);

@@ -90,13 +90,14 @@ class ModelStep {
   // loss.backward(), or the data-parallel one when enabled.
   void backward(const Var& loss);
   // The update under the "optimizer state" tag: clip (when the recipe
-  // clips), then the optimizer's step. Under an OpProfile each is a phase.
+  // clips; it returns the gradient scale the optimizer's step applies, as
+  // global_clip's), then the optimizer's step. Under an OpProfile each is a phase.
   template <class Clip>
   static void update(Optimizer& optimizer, Clip clip) {
     ScopedAllocationTag tag("optimizer state");
-    clip();
+    const float gradient_scale = clip();
     profile_mark("clip");
-    optimizer.step();
+    optimizer.step(gradient_scale);
     profile_mark("optimizer");
   }
   double loss_ = 0.0;

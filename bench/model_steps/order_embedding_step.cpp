@@ -33,7 +33,10 @@ void OrderEmbeddingStep::run() {
   Var loss = model_->loss(captions_.ids, captions_.mask, constant(images_));
   adam_->zero_grad();
   backward(loss);
-  update(*adam_, [&] { clip_grad_norm_per_parameter(model_->named_parameters(), 2.0); });
+  update(*adam_, [&] {
+    clip_grad_norm_per_parameter(model_->named_parameters(), 2.0);
+    return 1.0f;
+  });
   loss_ = loss.item();
   tape().clear();
 }

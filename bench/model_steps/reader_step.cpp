@@ -55,7 +55,7 @@ void ReaderStep::run() {
   Var loss = model_->loss(in, answers_);
   adam_->zero_grad();
   backward(loss);
-  update(*adam_, [&] { clip_grad_norm(model_->named_parameters(), 10.0); });
+  update(*adam_, [&] { return global_clip(model_->named_parameters(), 10.0).scale; });
   loss_ = loss.item();
   tape().clear();
 }

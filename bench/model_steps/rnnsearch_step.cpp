@@ -40,7 +40,7 @@ void RnnSearchStep::run() {
   Var loss = model_->loss(source_.ids, source_.mask, target_.ids, target_.mask);
   adam_->zero_grad();
   backward(loss);
-  update(*adam_, [&] { clip_grad_norm(model_->named_parameters(), 1.0); });
+  update(*adam_, [&] { return global_clip(model_->named_parameters(), 1.0).scale; });
   loss_ = loss.item();
   tape().clear();
 }

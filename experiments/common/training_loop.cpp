@@ -80,7 +80,7 @@ int64_t TrainingLoop::run() {
     Var loss = batch_loss(step + 1);
     optimizer_.zero_grad();
     reducer_.backward(loss);  // loss.backward(), and the gradients summed over the processes
-    const double gradient_norm = clip_gradients();
+    const auto [gradient_norm, gradient_scale] = clip_gradients();
     const double loss_value = group_.sum(static_cast<double>(loss.item()));  // the global batch's loss
     tape().clear();
     ++step;
@@ -92,7 +92,7 @@ int64_t TrainingLoop::run() {
       check(skipped_in_a_row < kMaxSkippedInARow, "{} steps in a row had a non-finite loss or gradient, the last "
             "at step {}; stopping (the last good checkpoint is kept)", kMaxSkippedInARow, step);
     } else {
-      optimizer_.step();
+      optimizer_.step(gradient_scale);
       skipped_in_a_row = 0;
       interval_loss += loss_value;
       interval_steps += 1;
@@ -141,16 +141,16 @@ void TrainingLoop::start_from_rank0() {
   for (auto& [name, buffer] : model_.named_buffers()) group_.broadcast(buffer.span());
 }
 
-double TrainingLoop::clip_gradients() {
+GlobalClip TrainingLoop::clip_gradients() {
   const NamedParameters parameters = model_.named_parameters();
   if (options_.clip > 0 && options_.clip_per_parameter) {
     double sum_of_squares = 0.0;
     for (const auto& [name, norm] : clip_grad_norm_per_parameter(parameters, options_.clip))
       sum_of_squares += norm * norm;
-    return std::sqrt(sum_of_squares);
+    return {.norm = std::sqrt(sum_of_squares)};
   }
-  if (options_.clip > 0) return clip_grad_norm(parameters, options_.clip);
-  return grad_norm(parameters);
+  if (options_.clip > 0) return global_clip(parameters, options_.clip);
+  return {.norm = grad_norm(parameters)};
 }
 
 std::string TrainingLoop::nonfinite(double loss_value, double gradient_norm) const {

@@ -22,10 +22,10 @@
 // One step of the loop, as llm.c's main writes it:
 //
 //   loss = batch_loss(step + 1)        the driver's forward, on its next batch
-//   zero_grad; loss.backward(); clip
+//   zero_grad; loss.backward(); the gradients' norm (and clip factor)
 //   clear the tape (a boundary: a value carried into the next step without
 //   detach() is then an error, not a silent cut in the gradient)
-//   check the loss and the gradients are finite; optimizer.step()
+//   check the loss and the gradients are finite; optimizer.step(clip factor)
 //
 // The files it writes in the run directory (run.h has the logs):
 //   checkpoint.safetensors  after every validation: model, optimizer, progress
@@ -55,6 +55,7 @@
 #include "rmsgrad/experiments/common/run.h"
 #include "rmsgrad/experiments/common/training_progress.h"
 #include "rmsgrad/layers/module.h"
+#include "rmsgrad/optim/clip.h"
 #include "rmsgrad/optim/optimizer.h"
 
 namespace rg {
@@ -147,7 +148,10 @@ class TrainingLoop {
   // "" when the step's loss and gradients are finite; otherwise what is not.
   std::string nonfinite(double loss_value, double gradient_norm) const;
   bool out_of_time() const;  // --train-minutes has passed (on rank 0)
-  double clip_gradients();  // clips as the options say; returns the gradients' norm (NaN/Inf if any is)
+  // Clips as the options say: per parameter in place, or globally as the
+  // scale the optimizer's step applies (global_clip). The norm is the
+  // gradients' (NaN/Inf if any is).
+  GlobalClip clip_gradients();
   void resume();
   void start_from_rank0();  // every process takes rank 0's parameters and buffers
   void check_replicas_agree(int64_t step) const;
