@@ -6,16 +6,20 @@
 //   weighted_sum  y[b, c] = Σ_s w[s, b] v[s, b, c]
 //                                             dv[s, b, c] += g[b, c] · w[s, b]
 //                                             dw[s, b]    += Σ_c g[b, c] · v[s, b, c]
+//   attention_values                          dv of every weighted_sum step over it, in one pass
 //
 // Saved for backward: add_tanh keeps y (its own value), weighted_sum only its
 // inputs, which the attention keeps anyway (the context for every step, the
 // weights as the softmax's output). Every product is rounded to float before
 // it is summed, in the same order as the composed ops (sum over axis 0, then
-// the broadcast reduction), so the fused ops give the same bits as
-// tanh(a + b) and sum(w ⊙ v, 0): the models' reference tests do not move.
+// the broadcast reduction, which sums a row in 16 lanes: core/reduce_row.h),
+// so the fused ops give the same bits as tanh(a + b) and sum(w ⊙ v, 0).
 #include "rmsgrad/autograd/attention_ops.h"
 
+#include <algorithm>
+#include <cstring>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "rmsgrad/autograd/tape.h"
@@ -23,6 +27,7 @@
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/core/fast_math.h"
 #include "rmsgrad/core/parallel.h"
+#include "rmsgrad/core/reduce_row.h"
 
 namespace rg {
 
@@ -146,6 +151,28 @@ Var add_tanh(const Var& a, const Var& b) {
   });
 }
 
+namespace {
+
+// What an attention_values node collects from the weighted_sum steps over
+// it, in the order their backward ran: each step's g [B, C] and weights [S, B].
+struct StepGradients {
+  struct Step {
+    Tensor g, w;
+  };
+  std::vector<Step> steps;
+};
+
+constexpr const char* kAttentionValues = "attention_values";
+
+// The collector of `values` when it is an attention_values node, else null.
+std::shared_ptr<StepGradients> collector_of(const Var& values) {
+  const Node& node = *values.node();
+  if (!node.requires_grad || std::strcmp(node.op, kAttentionValues) != 0) return nullptr;
+  return std::static_pointer_cast<StepGradients>(node.op_state);
+}
+
+}  // namespace
+
 Var weighted_sum(const Var& weights, const Var& values) {
   check(weights.defined() && values.defined(), "weighted_sum: undefined input");
   check(values.rank() == 3 && weights.shape() == Shape{values.dim(0), values.dim(1)},
@@ -168,10 +195,16 @@ Var weighted_sum(const Var& weights, const Var& values) {
                    }
                  }
                });
-  return tape().record("weighted_sum", std::move(y), {weights, values}, [steps, batch, width](Node& n) {
+  std::shared_ptr<StepGradients> collector = collector_of(values);
+  return tape().record("weighted_sum", std::move(y), {weights, values}, [steps, batch, width, collector](Node& n) {
     bool fresh_w = false, fresh_v = false;
     Tensor* dw = n.input_grad(0, fresh_w);
-    Tensor* dv = n.input_grad(1, fresh_v);
+    Tensor* dv = nullptr;
+    if (!collector) {
+      dv = n.input_grad(1, fresh_v);
+    } else if (n.input_grad(1)) {  // (zero-filled once: the collector's node is reached, so its backward runs)
+      collector->steps.push_back({n.grad.clone(), n.inputs[0]->value.clone()});
+    }
     const float *pg = n.grad.data(), *pw = n.inputs[0]->value.data(), *pv = n.inputs[1]->value.data();
     float* pdw = dw ? dw->data() : nullptr;
     float* pdv = dv ? dv->data() : nullptr;
@@ -194,14 +227,52 @@ Var weighted_sum(const Var& weights, const Var& values) {
                        if (pdw) {  // dw[s, b] += Σ_c g[b, c] · v[s, b, c]
                          const float* v = pv + at * width;
                          for (int64_t c = 0; c < width; ++c) product[c] = g[c] * v[c];
-                         float acc = 0.0f;
-                         for (int64_t c = 0; c < width; ++c) acc += product[c];
+                         const float acc = sum_of(product.data(), width);  // in lanes, as accumulate_reduced
                          pdw[at] = fresh_w ? acc : pdw[at] + acc;
                        }
                      }
                    }
                  });
   });
+}
+
+Var attention_values(const Var& values) {
+  check(values.defined() && values.rank() == 3, "attention_values: values {} must be [S, B, C]",
+        values.defined() ? values.shape().str() : "undefined");
+  auto collector = std::make_shared<StepGradients>();
+  Var out = tape().record(kAttentionValues, values.value(), {values}, [collector](Node& n) {
+    // Taken out: a second backward over a kept graph brings its own steps.
+    const std::vector<StepGradients::Step> steps = std::exchange(collector->steps, {});
+    bool fresh = false;
+    Tensor* dx = n.input_grad(0, fresh);
+    if (!dx) return;
+    const int64_t positions = n.value.dim(0), batch = n.value.dim(1), width = n.value.dim(2);
+    const float* own = n.grad.data();  // zeros, or what other ops added
+    float* pd = dx->data();
+    // dv[s, b] = Σ_steps g[b] · w[s, b], in the order the steps ran backward,
+    // each product rounded before it is added, as weighted_sum would have.
+    parallel_for(batch, 1, [&](int64_t lo, int64_t hi) {
+      std::vector<float> product(static_cast<size_t>(width)), acc(static_cast<size_t>(width));
+      for (int64_t b = lo; b < hi; ++b) {
+        for (int64_t s = 0; s < positions; ++s) {
+          const int64_t at = s * batch + b;
+          std::copy_n(own + at * width, width, acc.data());
+          for (const StepGradients::Step& step : steps) {
+            const float w = step.w.data()[at];
+            const float* g = step.g.data() + b * width;
+            for (int64_t c = 0; c < width; ++c) product[c] = g[c] * w;
+            for (int64_t c = 0; c < width; ++c) acc[c] += product[c];
+          }
+          float* d = pd + at * width;
+          if (fresh) std::copy_n(acc.data(), width, d);
+          else
+            for (int64_t c = 0; c < width; ++c) d[c] += acc[c];
+        }
+      }
+    });
+  });
+  if (out.requires_grad()) out.node()->op_state = collector;
+  return out;
 }
 
 Var attention_softmax(const Var& scores, float scale, const Tensor& key_mask, bool causal) {

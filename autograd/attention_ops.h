@@ -13,7 +13,18 @@ Var add_tanh(const Var& a, const Var& b);
 //   weights [S, B], values [S, B, C] → y [B, C],  y[b, c] = Σ_s weights[s, b] · values[s, b, c]
 // Saves nothing beyond its inputs: the composed sum(weights ⊙ values, 0) also
 // kept the product [S, B, C] of every decoder step.
+// When values come from attention_values (below), the backward leaves the
+// values' gradient to that node: it keeps g [B, C] and the weights [S, B].
 Var weighted_sum(const Var& weights, const Var& values);
+
+// A context [S, B, C] that many decoder steps read through weighted_sum, as
+// one node with the same value. Each step's backward then reads the context
+// once (for its weights' gradient) and keeps its g and weights; when backward
+// reaches this node it adds every step's dv = g ⊗ w into the context's
+// gradient in one pass, with the same roundings in the same order as the steps
+// would have (the bits do not change). Without it each step also read and
+// wrote the whole [S, B, C] gradient: T steps, 2T more passes over it.
+Var attention_values(const Var& values);
 
 // Multi-head attention's weights from its scores, in one pass:
 //   scores [B, H, Tq, Tk] → A [B, H, Tq, Tk],

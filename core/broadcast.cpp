@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "rmsgrad/core/error.h"
+#include "rmsgrad/core/reduce_row.h"
 
 namespace rg {
 
@@ -61,9 +62,7 @@ void accumulate_reduced(Tensor& dst, const Tensor& src) {
     const float* s = ps + os;
     float* d = pd + od;
     if (sd == 0) {
-      float acc = 0.0f;
-      for (int64_t j = 0; j < n; ++j) acc += s[j];
-      d[0] += acc;
+      d[0] += sum_of(s, n);  // in 16 lanes: a serial sum waits on every add
     } else {
       for (int64_t j = 0; j < n; ++j) d[j] += s[j];
     }

@@ -1,6 +1,7 @@
 // RNNSearch; the equations are in rnnsearch.h.
 #include "rmsgrad/models/rnnsearch.h"
 
+#include "rmsgrad/autograd/attention_ops.h"
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/layers/init.h"
 #include "rmsgrad/layers/time_step.h"
@@ -70,7 +71,11 @@ SourceEncoding RNNSearch::encode(const Indices& source, const Tensor& source_mas
   }
   Var mean_context = sum(context * constant(weights), 0);  // [B, 2H]
   Var initial = tanh(norm_init->forward(init_state->forward(mean_context)));
-  return {context, decoder->attention->precompute(context), source_mask, initial};
+  Var projected = decoder->attention->precompute(context);
+  // Made last, so that its backward runs first: every decoder step's gradient
+  // reaches the context in one pass, before the terms above add theirs
+  // (autograd/attention_ops.h).
+  return {attention_values(context), projected, source_mask, initial};
 }
 
 Var RNNSearch::deep_output(const Var& states, const Var& previous_words, const Var& contexts, int batch_axis) {

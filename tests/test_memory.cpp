@@ -160,12 +160,46 @@ TEST_CASE("fused ops give the bits of their composed forms") {
     };
     check_same_bits(run(StepMemory::Lean, weights, context, f), run(StepMemory::BeforeIssue20, weights, context, f));
   }
+  SUBCASE("weighted_sum over attention_values: three steps' dv in one pass, after a term made before it") {
+    const Tensor weights = uniform(Shape{7, 5}, 0.0f, 1.0f, gen);
+    auto f = [](const Var& w, const Var& v) {
+      Var before = sum(tanh(v), 0);  // made before attention_values: its backward runs after
+      Var y = before;
+      if (tape().lean()) {
+        Var gathered = attention_values(v);
+        for (float k : {1.0f, 2.0f, 3.0f}) y = y + weighted_sum(w * k, gathered);
+      } else {
+        for (float k : {1.0f, 2.0f, 3.0f}) y = y + sum(reshape(w * k, {w.dim(0), w.dim(1), 1}) * v, 0);
+      }
+      return y;
+    };
+    check_same_bits(run(StepMemory::Lean, weights, context, f), run(StepMemory::BeforeIssue20, weights, context, f));
+  }
   SUBCASE("affine, through Linear's linear()") {
     const Tensor weight = normal(Shape{9, 12}, 0.0f, 1.0f, gen);
     Tensor bias = normal(Shape{9}, 0.0f, 1.0f, gen);
     auto g = [&](const Var& x, const Var& w) { return linear(x, w, constant(bias)); };
     check_same_bits(run(StepMemory::Lean, context, weight, g), run(StepMemory::BeforeIssue20, context, weight, g));
   }
+}
+
+TEST_CASE("attention_values: a second backward over a kept graph adds its own steps' gradients, no more") {
+  tape().clear();
+  tape().set_step_memory(StepMemory::BeforeIssue20);  // a kept graph, as a second backward needs
+  Generator gen(4);
+  Var v = parameter(normal(Shape{6, 3, 8}, 0.0f, 1.0f, gen));
+  Var w = constant(uniform(Shape{6, 3}, 0.0f, 1.0f, gen));
+  Var gathered = attention_values(v);
+  Var y = weighted_sum(w, gathered) + weighted_sum(w * 2.0f, gathered);
+  const Tensor dy = normal(y.shape(), 0.0f, 1.0f, gen);
+  tape().backward(y, dy);
+  const Tensor once = v.grad().clone();
+  tape().backward(y, dy);
+  std::vector<float> twice = once.to_vector();
+  for (float& x : twice) x *= 2.0f;
+  CHECK(v.grad().to_vector() == twice);  // twice the first, not three times
+  tape().clear();
+  tape().set_step_memory(StepMemory::Lean);
 }
 
 TEST_CASE("allocation tags charge a forward op's output to the op") {
