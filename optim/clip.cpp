@@ -9,14 +9,22 @@ namespace rg {
 
 namespace {
 
-// Σ x² in double, one partial sum per chunk, added up in chunk order.
+// Σ x² in double, one partial sum per chunk, added up in chunk order. Within
+// a chunk, 8 running sums (one AVX-512 register of doubles) side by side: one
+// would make every add wait for the one before.
 double sum_of_squares(const Tensor& t) {
+  constexpr int kDoubleLanes = 8;
   const float* x = t.data();
   const int64_t n = t.numel();
   std::vector<double> partial(static_cast<size_t>(chunk_count(n, kGrainElementwise)), 0.0);
   parallel_for_chunks(n, kGrainElementwise, [&](int64_t chunk, int64_t lo, int64_t hi) {
+    double lanes[kDoubleLanes] = {};
+    int64_t i = lo;
+    for (; i + kDoubleLanes <= hi; i += kDoubleLanes)
+      for (int k = 0; k < kDoubleLanes; ++k) lanes[k] += static_cast<double>(x[i + k]) * x[i + k];
     double sum = 0.0;
-    for (int64_t i = lo; i < hi; ++i) sum += static_cast<double>(x[i]) * x[i];
+    for (; i < hi; ++i) sum += static_cast<double>(x[i]) * x[i];
+    for (double lane : lanes) sum += lane;
     partial[chunk] = sum;
   });
   double total = 0.0;
