@@ -22,8 +22,10 @@ Var weighted_sum(const Var& weights, const Var& values);
 // once (for its weights' gradient) and keeps its g and weights; when backward
 // reaches this node it adds every step's dv = g ⊗ w into the context's
 // gradient in one pass, with the same roundings in the same order as the steps
-// would have (the bits do not change). Without it each step also read and
-// wrote the whole [S, B, C] gradient: T steps, 2T more passes over it.
+// would have: the same bits when theirs are the first gradient the context
+// receives, as when this node is made after every other use of the context
+// (RNNSearch::encode). Without it each step also read and wrote the whole
+// [S, B, C] gradient: T steps, 2T more passes over it.
 Var attention_values(const Var& values);
 
 // Multi-head attention's weights from its scores, in one pass:
