@@ -75,22 +75,28 @@ std::string first_nonfinite_gradient(const NamedParameters& parameters) {
   return {};
 }
 
-double clip_grad_norm(const NamedParameters& parameters, double max_norm) {
-  check_max_norm(max_norm, "clip_grad_norm");
-  const double norm = grad_norm(parameters);
-  float factor = 1.0f;
-  if (!clip_factor(norm, max_norm, factor)) return norm;
-  for (const auto& [name, var] : parameters)
-    if (var.has_grad()) scale(var.node()->grad_buffer(), factor);
-  return norm;
-}
+namespace {
 
-GlobalClip global_clip(const NamedParameters& parameters, double max_norm) {
-  check_max_norm(max_norm, "global_clip");
+GlobalClip measure_clip(const NamedParameters& parameters, double max_norm, const char* what) {
+  check_max_norm(max_norm, what);
   GlobalClip clip{.norm = grad_norm(parameters)};
   float factor = 1.0f;
   if (clip_factor(clip.norm, max_norm, factor)) clip.scale = factor;
   return clip;
+}
+
+}  // namespace
+
+double clip_grad_norm(const NamedParameters& parameters, double max_norm) {
+  const GlobalClip clip = measure_clip(parameters, max_norm, "clip_grad_norm");
+  if (clip.scale != 1.0f)
+    for (const auto& [name, var] : parameters)
+      if (var.has_grad()) scale(var.node()->grad_buffer(), clip.scale);
+  return clip.norm;
+}
+
+GlobalClip global_clip(const NamedParameters& parameters, double max_norm) {
+  return measure_clip(parameters, max_norm, "global_clip");
 }
 
 std::vector<std::pair<std::string, double>> clip_grad_norm_per_parameter(const NamedParameters& parameters,
