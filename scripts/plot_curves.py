@@ -163,6 +163,19 @@ def time_scale(max_seconds):
     return 1.0, "training time (seconds)"
 
 
+def panel_limits(text, flag, panels):
+    """One axis limit per panel from "8" (every panel) or "8,,2" (empty: automatic)."""
+    fields = text.split(",")
+    if len(fields) == 1:
+        fields *= panels
+    if len(fields) != panels:
+        fail(f"{flag} {text}: {len(fields)} values for {panels} panels")
+    try:
+        return [float(f) if f.strip() else None for f in fields]
+    except ValueError:
+        fail(f"{flag} {text}: not a number or an empty field")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("runs", nargs="+", help="run directories, or directories of runs")
@@ -172,8 +185,8 @@ def main():
     parser.add_argument("--label", default="auto", help="auto (config's norm, else directory), dir, or a config key")
     parser.add_argument("--smooth", type=int, default=1, help="moving average over this many points")
     parser.add_argument("--logy", action="store_true", help="logarithmic y axis")
-    parser.add_argument("--ymin", type=float)
-    parser.add_argument("--ymax", type=float)
+    parser.add_argument("--ymin", default="", help="lower y limit; comma-separated per panel, empty for automatic")
+    parser.add_argument("--ymax", default="", help="upper y limit; comma-separated per panel (--ymax 8, caps the first)")
     parser.add_argument("--points", action="append", default=[], metavar="LABEL=x:y,x:y",
                         help="a curve of figures measured elsewhere, drawn with markers (x in the runs' unit)")
     parser.add_argument("--title", default="", help="figure title")
@@ -186,6 +199,7 @@ def main():
         fail(f"{len(metrics)} metrics and {len(splits)} splits: give one split, one metric, or as many of each")
     panels = list(zip(metrics * (len(splits) if len(metrics) == 1 else 1),
                       splits * (len(metrics) if len(splits) == 1 else 1)))
+    ymins, ymaxs = (panel_limits(text, flag, len(panels)) for text, flag in ((args.ymin, "--ymin"), (args.ymax, "--ymax")))
     if Path(args.out).suffix.lower() not in (".png", ".svg", ".pdf"):
         fail(f"--out {args.out}: the extension must be .png, .svg or .pdf")
 
@@ -199,7 +213,7 @@ def main():
 
     figure, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.0), squeeze=False)
     drawn = 0
-    for ax, (metric, split) in zip(axes[0], panels):
+    for ax, (metric, split), ymin, ymax in zip(axes[0], panels, ymins, ymaxs):
         curves, bands = [], {}
         for run, base, label in zip(runs, bases, labels):
             xs, ys = curve(metrics_of[run], split, metric, x_field, args.smooth)
@@ -235,8 +249,8 @@ def main():
         ax.grid(True, alpha=0.3)
         if args.logy:
             ax.set_yscale("log")
-        if args.ymin is not None or args.ymax is not None:
-            ax.set_ylim(bottom=args.ymin, top=args.ymax)
+        if ymin is not None or ymax is not None:
+            ax.set_ylim(bottom=ymin, top=ymax)
         if curves:
             ax.legend(frameon=False)
     if drawn == 0:
