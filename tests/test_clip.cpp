@@ -13,6 +13,7 @@
 #include "rmsgrad/optim/adam.h"
 #include "rmsgrad/optim/clip.h"
 #include "rmsgrad/optim/sgd.h"
+#include "optim_test_util.h"
 #include "test_util.h"
 
 using nlohmann::json;
@@ -22,11 +23,8 @@ namespace {
 
 Tensor T(const json& j) { return test::tensor_from_json(j); }
 
-Var param(Shape shape, std::initializer_list<float> values) { return Var(Tensor::from(shape, values), true); }
-
-void set_grad(Var& v, std::initializer_list<float> values) {
-  v.grad().copy_from(Tensor::from(v.shape(), values));
-}
+using test::param;
+using test::set_grad;
 
 }  // namespace
 
