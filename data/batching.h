@@ -71,20 +71,33 @@ struct CursorState {
   bool operator==(const CursorState&) const = default;
 };
 
-class BatchCursor {
+// What a trainer needs of a source of batches to checkpoint it and resume it
+// exactly (experiments/common/trainer.h): BatchCursor and DataLoader
+// (data/loader.h) are both one. Its next() is its own: what a batch is
+// differs (example indices, labelled tensors).
+class ResumableCursor {
+ public:
+  virtual ~ResumableCursor() = default;
+  virtual int64_t epoch() const = 0;
+  virtual int64_t batches_per_epoch() const = 0;
+  virtual CursorState state() const = 0;
+  // Throws rg::Error when the state does not fit this data (position past the epoch's end).
+  virtual void restore(const CursorState& state) = 0;
+};
+
+class BatchCursor : public ResumableCursor {
  public:
   BatchCursor(EpochPlanner planner, uint64_t seed);
 
   // The next batch; after the last batch of an epoch, plans the next epoch.
   const Batch& next();
-  int64_t epoch() const { return epoch_; }
+  int64_t epoch() const override { return epoch_; }
   int64_t position() const { return position_; }
-  int64_t batches_per_epoch() const { return static_cast<int64_t>(plan_.size()); }
+  int64_t batches_per_epoch() const override { return static_cast<int64_t>(plan_.size()); }
   double epoch_progress() const;  // epoch + position / batches_per_epoch, for plots
 
-  CursorState state() const;
-  // Throws rg::Error when the state does not fit this data (position past the epoch's end).
-  void restore(const CursorState& state);
+  CursorState state() const override;
+  void restore(const CursorState& state) override;
 
  private:
   void plan_epoch();

@@ -13,7 +13,8 @@
 // The order is a seeded shuffle per epoch (data/batching.h's BatchCursor), so
 // the same seed gives the same batches, and state() / restore() resume the
 // order exactly mid-epoch (save the state with optim/save_load.h's training
-// state). With shuffle off the batches follow the rows in order, which is what
+// state, or let a Trainer keep the loader: experiments/common/trainer.h).
+// With shuffle off the batches follow the rows in order, which is what
 // evaluation wants; for_each_batch does one such pass.
 //
 // Sequences of different lengths (sentences) are batched with the same
@@ -55,7 +56,7 @@ struct LoaderOptions {
   bool drop_last = false;  // drop an epoch's last, smaller batch
 };
 
-class DataLoader {
+class DataLoader : public ResumableCursor {
  public:
   // The loader keeps a reference: `data` must outlive it.
   DataLoader(const LabelledTensors& data, int64_t batch_size, LoaderOptions options = {});
@@ -63,10 +64,10 @@ class DataLoader {
   // The next batch; after an epoch's last batch the next epoch begins.
   LabelledBatch next();
 
-  int64_t epoch() const { return cursor_.epoch(); }
-  int64_t batches_per_epoch() const { return cursor_.batches_per_epoch(); }
-  CursorState state() const { return cursor_.state(); }
-  void restore(const CursorState& state) { cursor_.restore(state); }
+  int64_t epoch() const override { return cursor_.epoch(); }
+  int64_t batches_per_epoch() const override { return cursor_.batches_per_epoch(); }
+  CursorState state() const override { return cursor_.state(); }
+  void restore(const CursorState& state) override { cursor_.restore(state); }
 
  private:
   const LabelledTensors& data_;

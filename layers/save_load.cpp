@@ -26,10 +26,23 @@ void save(const Module& module, const std::string& path) {
   save_checkpoint(path, file);
 }
 
-void load(Module& module, const std::string& path) {
-  Checkpoint file = load_checkpoint(path);
+void load(Module& module, const std::string& path) { load(module, load_checkpoint(path)); }
+
+void load(Module& module, const Checkpoint& file) {
   // restore_tensors checks every name and shape before it copies anything.
-  restore_tensors(file, "", module_tensors(module));
+  const auto format = file.metadata.find("format");
+  if (format == file.metadata.end() || format->second == kFormat) {
+    restore_tensors(file, "", module_tensors(module));
+    return;
+  }
+  // A training state (optim/save_load.h) holds the model as "param.<name>"
+  // and "buffer.<name>" beside the optimizer's tensors.
+  check(format->second == "rmsgrad training state", "{}: holds no module of this program (its format is '{}')",
+        file.source, format->second);
+  std::vector<std::pair<std::string, Tensor>> parameters;
+  for (const auto& [name, v] : module.named_parameters()) parameters.emplace_back(name, v.value());
+  restore_tensors(file, "param.", parameters);
+  restore_tensors(file, "buffer.", module.named_buffers());
 }
 
 }  // namespace rg

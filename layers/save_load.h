@@ -10,7 +10,8 @@
 // under its dotted name ("0.weight", "encoder.gru.norm_x.gain"), float32, so
 // Python reads it with safetensors.torch.load_file. Loading is strict: a
 // missing or extra tensor, or a shape that differs, is an rg::Error that lists
-// every mismatch, and the module is left unchanged. Writing is atomic: a crash
+// every mismatch, and the module is left unchanged; so is a file of another
+// kind (an optimizer's), named by its format. Writing is atomic: a crash
 // leaves the old file or the new one, never a torn one.
 //
 // To continue training exactly (optimizer state, step, generators, data
@@ -23,7 +24,11 @@
 namespace rg {
 
 void save(const Module& module, const std::string& path);
+// Reads the module from a file of save(), from a training state
+// (optim/save_load.h: a driver's checkpoint.safetensors or best.safetensors)
+// or from a plain safetensors file of its tensor names (from Python).
 void load(Module& module, const std::string& path);
+void load(Module& module, const Checkpoint& file);  // the same, from a file already read
 
 // The module's parameters and buffers as named tensors (they alias the
 // module's storage: copying into them changes the module).

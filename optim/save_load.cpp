@@ -1,6 +1,7 @@
 #include "rmsgrad/optim/save_load.h"
 
-#include <sstream>
+#include <charconv>
+#include <fmt/format.h>
 
 #include "rmsgrad/core/checkpoint.h"
 #include "rmsgrad/core/error.h"
@@ -11,27 +12,23 @@ namespace rg {
 namespace {
 constexpr const char* kFormatKey = "format";
 constexpr const char* kOptimizerFormat = "rmsgrad optimizer";
-constexpr const char* kTrainingFormat = "rmsgrad training state";
-const std::string kGeneratorPrefix = "generator.";  // + the module's name for it
+const std::string kGeneratorPrefix = "generator.";  // + the generator's name
 
 void check_format(const Checkpoint& file, const char* expected) {
   auto it = file.metadata.find(kFormatKey);
   check(it != file.metadata.end() && it->second == expected, "{}: not an {} file (its format is '{}')", file.source,
         expected, it == file.metadata.end() ? std::string("unknown") : it->second);
 }
-}  // namespace
 
-void save(Optimizer& optimizer, const std::string& path) {
-  Checkpoint file;
-  for (const auto& [name, t] : optimizer.named_state()) file.add(name, t);
-  file.metadata[kFormatKey] = kOptimizerFormat;
-  save_checkpoint(path, file);
-}
-
-void load(Optimizer& optimizer, const std::string& path) {
-  Checkpoint file = load_checkpoint(path);
-  check_format(file, kOptimizerFormat);
-  restore_tensors(file, "", optimizer.named_state());
+// The model's own generators, then the others, by name; a name twice is an error.
+NamedGenerators all_generators(const Module& model, const NamedGenerators& others) {
+  NamedGenerators all = model.named_generators();
+  all.insert(all.end(), others.begin(), others.end());
+  for (size_t i = 0; i < all.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      check(all[i].first != all[j].first, "training state: two generators named '{}' (the model's and another)",
+            all[i].first);
+  return all;
 }
 
 void add_training_tensors(Checkpoint& file, const Module& model, Optimizer& optimizer) {
@@ -48,14 +45,29 @@ void restore_training_tensors(const Checkpoint& file, Module& model, Optimizer& 
   restore_tensors(file, "optim.", optimizer.named_state());
 }
 
+}  // namespace
+
+void save(Optimizer& optimizer, const std::string& path) {
+  Checkpoint file;
+  for (const auto& [name, t] : optimizer.named_state()) file.add(name, t);
+  file.metadata[kFormatKey] = kOptimizerFormat;
+  save_checkpoint(path, file);
+}
+
+void load(Optimizer& optimizer, const std::string& path) {
+  Checkpoint file = load_checkpoint(path);
+  check_format(file, kOptimizerFormat);
+  restore_tensors(file, "", optimizer.named_state());
+}
+
 void save_training_state(const std::string& path, const Module& model, Optimizer& optimizer,
-                         const Metadata& metadata) {
+                         const Metadata& metadata, const NamedGenerators& generators) {
   Checkpoint file;
   add_training_tensors(file, model, optimizer);
   file.metadata = metadata;
   check(!metadata.count(kFormatKey), "save_training_state: the metadata key '{}' is reserved", kFormatKey);
-  file.metadata[kFormatKey] = kTrainingFormat;
-  for (const auto& [name, gen] : model.named_generators()) {
+  file.metadata[kFormatKey] = kTrainingStateFormat;
+  for (const auto& [name, gen] : all_generators(model, generators)) {
     const std::string key = kGeneratorPrefix + name;
     check(!metadata.count(key), "save_training_state: the metadata key '{}' is reserved", key);
     file.metadata[key] = generator_state(*gen);
@@ -63,29 +75,59 @@ void save_training_state(const std::string& path, const Module& model, Optimizer
   save_checkpoint(path, file);
 }
 
-Metadata load_training_state(const std::string& path, Module& model, Optimizer& optimizer) {
-  Checkpoint file = load_checkpoint(path);
-  check_format(file, kTrainingFormat);
-  restore_training_tensors(file, model, optimizer);
-  for (const auto& [name, gen] : model.named_generators()) {
+Metadata load_training_state(const std::string& path, Module& model, Optimizer& optimizer,
+                             const NamedGenerators& generators) {
+  return load_training_state(load_checkpoint(path), model, optimizer, generators);
+}
+
+Metadata load_training_state(const Checkpoint& file, Module& model, Optimizer& optimizer,
+                             const NamedGenerators& generators) {
+  check_training_state(file);
+  const NamedGenerators all = all_generators(model, generators);
+  // Every generator's position is read before anything is restored: a file
+  // that lacks one leaves the model, the optimizer and the generators as they were.
+  std::vector<std::pair<uint64_t, uint64_t>> positions;
+  for (const auto& [name, gen] : all) {
     auto it = file.metadata.find(kGeneratorPrefix + name);
-    check(it != file.metadata.end(), "{}: no state for the model's generator '{}'", file.source, name);
-    restore_generator(*gen, it->second);
+    check(it != file.metadata.end(), "{}: no state for the generator '{}'", file.source, name);
+    Generator parsed(0);
+    try {
+      restore_generator(parsed, it->second);
+    } catch (const Error& e) {
+      throw Error(fmt::format("{}: metadata '{}': {}", file.source, it->first, e.what()));
+    }
+    positions.emplace_back(parsed.seed(), parsed.offset());
   }
+  restore_training_tensors(file, model, optimizer);
+  for (size_t i = 0; i < all.size(); ++i) all[i].second->set_state(positions[i].first, positions[i].second);
   Metadata metadata;
   for (const auto& [key, value] : file.metadata)
     if (key != kFormatKey && key.rfind(kGeneratorPrefix, 0) != 0) metadata[key] = value;
   return metadata;
 }
 
+void check_training_state(const Checkpoint& file) {
+  auto it = file.metadata.find(kFormatKey);
+  if (it != file.metadata.end() && it->second == "rmsgrad training checkpoint 1")
+    throw Error(fmt::format("{}: a checkpoint of an earlier version of the drivers (format 'rmsgrad training "
+                            "checkpoint 1'), from before they wrote the library's training state; this version "
+                            "cannot resume it: start the run afresh", file.source));
+  check_format(file, kTrainingStateFormat);
+}
+
 std::string generator_state(const Generator& gen) { return std::to_string(gen.seed()) + " " + std::to_string(gen.offset()); }
 
 void restore_generator(Generator& gen, const std::string& state) {
-  std::istringstream in(state);
+  // Exactly two decimal numbers and one space: "-1" or "0x10" is not a position.
   uint64_t seed = 0, offset = 0;
-  std::string rest;
-  check(static_cast<bool>(in >> seed >> offset) && !(in >> rest),
-        "restore_generator: '{}' is not a generator state (two whole numbers, \"seed offset\")", state);
+  const char* const end = state.data() + state.size();
+  const auto [seed_end, seed_error] = std::from_chars(state.data(), end, seed);
+  bool ok = seed_error == std::errc() && seed_end != end && *seed_end == ' ';
+  if (ok) {
+    const auto [offset_end, offset_error] = std::from_chars(seed_end + 1, end, offset);
+    ok = offset_error == std::errc() && offset_end == end;
+  }
+  check(ok, "restore_generator: '{}' is not a generator state (two whole numbers, \"seed offset\")", state);
   gen.set_state(seed, offset);
 }
 

@@ -25,8 +25,16 @@
 // In the file the model's tensors are "param.<name>" and "buffer.<name>", the
 // optimizer's "optim.<name>", and the counters are its metadata, beside the
 // positions of the generators the model's modules own ("generator.<name>",
-// Module::named_generators: dropout masks continue where they were).
+// Module::named_generators: dropout masks continue where they were) and of
+// any other generator named in `generators` (a driver's input noise).
+//
+// This is the one format of a checkpoint of training: the experiment
+// drivers' checkpoint.safetensors and best.safetensors are training states
+// (their trainer's progress is metadata, experiments/common/trainer.h), and
+// rg::load(model, path) reads the model out of any of them.
 #include <map>
+#include <utility>
+#include <vector>
 #include <string>
 
 #include "rmsgrad/core/checkpoint.h"
@@ -37,21 +45,27 @@
 namespace rg {
 
 using Metadata = std::map<std::string, std::string>;
+using NamedGenerators = std::vector<std::pair<std::string, Generator*>>;
+
+// The "format" mark of a training state.
+inline constexpr const char* kTrainingStateFormat = "rmsgrad training state";
 
 void save(Optimizer& optimizer, const std::string& path);
 void load(Optimizer& optimizer, const std::string& path);
 
 void save_training_state(const std::string& path, const Module& model, Optimizer& optimizer,
-                         const Metadata& metadata = {});
-// Restores the model and the optimizer (strictly, like load) and returns the
-// metadata saved with them.
-Metadata load_training_state(const std::string& path, Module& model, Optimizer& optimizer);
+                         const Metadata& metadata = {}, const NamedGenerators& generators = {});
+// Restores the model, the optimizer and the generators (strictly, like load)
+// and returns the metadata saved with them, without the format mark and the
+// generators' positions. A file of another format is refused with its name.
+Metadata load_training_state(const std::string& path, Module& model, Optimizer& optimizer,
+                             const NamedGenerators& generators = {});
+Metadata load_training_state(const Checkpoint& file, Module& model, Optimizer& optimizer,
+                             const NamedGenerators& generators = {});  // from a file already read
 
-// The tensors of a training state, and their strict restore: the model's
-// "param.<name>" and "buffer.<name>", the optimizer's "optim.<name>". Shared
-// with the drivers' checkpoints, which add metadata of their own.
-void add_training_tensors(Checkpoint& file, const Module& model, Optimizer& optimizer);
-void restore_training_tensors(const Checkpoint& file, Module& model, Optimizer& optimizer);
+// Throws rg::Error unless `file` is a training state, naming the format it has
+// (and saying so when it is a driver checkpoint of an earlier version).
+void check_training_state(const Checkpoint& file);
 
 // A generator's position as text ("seed offset"), and back.
 std::string generator_state(const Generator& gen);

@@ -3,8 +3,7 @@
 # synthetic default (and on ../shared/data where it is there), at one thread,
 # with the binaries of BIN_A and of BIN_B, and compares their metrics.jsonl
 # line by line without the clock fields: a refactoring that changes nothing
-# for users leaves them bit-identical. (Issue 21 recorded the drivers before
-# and after the shared training loop this way.)
+# for users leaves them bit-identical.
 #
 #   git worktree add /tmp/before HEAD~3 && (cd /tmp/before && scripts/build.sh)
 #   scripts/compare_driver_metrics.sh /tmp/before/build/bin build/bin
@@ -32,6 +31,10 @@ for side in 0 1; do
     --embed-dim 32 --batch 16
   run $side mt rnnsearch --steps 30 --eval-every 10 --synthetic-pairs 400 --embed 32 --hidden 32 --batch 16 \
     --valid-limit 20 --valid-beam 2 --beam 2
+  run $side transformer transformer --steps 30 --eval-every 10 --synthetic-pairs 400 --model-size 32 --ffn 64 \
+    --heads 2 --layers 2 --batch-tokens 600 --warmup 10 --valid-limit 20 --valid-beam 2 --beam 2
+  run $side transformer_pre transformer --steps 12 --eval-every 6 --synthetic-pairs 300 --model-size 32 --ffn 64 \
+    --heads 2 --layers 1 --norm rmsnorm --norm-position pre --valid-limit 10 --valid-beam 1 --beam 1
   run $side cifar cifar10 --width 0.125 --steps 30 --train-size 400 --valid-size 100 --batch 20
   run $side cifar_weightnorm cifar10 --width 0.125 --steps 12 --train-size 100 --valid-size 100 --batch 20 \
     --norm weightnorm

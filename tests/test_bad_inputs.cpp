@@ -91,8 +91,8 @@ std::string safetensors(const std::string& header, const std::string& data = "")
 // The header of a cifar10 training checkpoint: valid metadata with `change`
 // spliced in (a repeated key replaces the earlier one), then `tensors`.
 std::string cifar_header(const std::string& change, const std::string& tensors = "") {
-  return R"({"__metadata__":{"format":"rmsgrad training checkpoint 1","step":"1","epoch":"0","best_metric":"0",)"
-         R"("train_seconds":"1","rng.init":"7 0","rng.noise":"8 0",)"
+  return R"({"__metadata__":{"format":"rmsgrad training state","step":"1","epoch":"0","best_metric":"0",)"
+         R"("train_seconds":"1","generator.init":"7 0","generator.noise":"8 0",)"
          R"("data_cursor":"{\"epoch\":0,\"position\":0,\"seed\":9,\"offset\":0}")" +
          change + "}" + tensors + "}";
 }
@@ -197,7 +197,13 @@ TEST_CASE("the bad-input catalog: every entry fails clearly and leaves the run f
                      f32s(3))}},
        "overlap"},
       {"checkpoint_foreign", cifar_resume, "", {{"out/checkpoint.safetensors", safetensors("{}")}},
-       "not a training checkpoint"},
+       "not an rmsgrad training state file (its format is 'unknown')"},
+      {"checkpoint_earlier_version", cifar_resume, "",
+       {{"out/checkpoint.safetensors", safetensors(R"({"__metadata__":{"format":"rmsgrad training checkpoint 1"}})")}},
+       "a checkpoint of an earlier version of the drivers (format 'rmsgrad training checkpoint 1')"},
+      {"checkpoint_bad_generator", cifar_resume, "",
+       {{"out/checkpoint.safetensors", safetensors(cifar_header(R"(,"generator.noise":"-1 0")"))}},
+       "metadata 'generator.noise'"},
       {"checkpoint_bad_step", cifar_resume, "",
        {{"out/checkpoint.safetensors", safetensors(cifar_header(R"(,"step":"12abc")"))}}, "is not a whole number"},
       {"checkpoint_bad_seconds", cifar_resume, "",

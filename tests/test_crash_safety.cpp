@@ -45,16 +45,13 @@ struct Flags {
   }
 };
 
-Checkpoint with_progress(const std::map<std::string, std::string>& changes) {
-  Checkpoint c;
-  c.source = "run/checkpoint.safetensors";
-  TrainingProgress progress;
-  progress.step = 12;
-  progress.train_seconds = 3.5;
-  write_training_progress(progress, c);
-  for (const auto& [key, value] : changes) c.metadata[key] = value;
-  return c;
+Metadata with_progress(const std::map<std::string, std::string>& changes) {
+  Metadata m = progress_metadata({.step = 12, .train_seconds = 3.5});
+  for (const auto& [key, value] : changes) m[key] = value;
+  return m;
 }
+
+const std::string kSource = "run/checkpoint.safetensors";
 
 }  // namespace
 
@@ -103,10 +100,10 @@ TEST_CASE("run: training writes the header lines kept since the start, then the 
 }
 
 TEST_CASE("training progress: read back exactly; every malformed value is an error naming file and key") {
-  TrainingProgress back;
-  read_training_progress(with_progress({}), back);
+  const TrainingProgress back = read_training_progress(with_progress({}), kSource);
   CHECK(back.step == 12);
   CHECK(back.train_seconds == 3.5);
+  CHECK(!back.cursor.has_value());
 
   const std::vector<std::tuple<std::string, std::string, std::string>> bad = {
       {"step", "12abc", "'step' = '12abc' is not a whole number"},
@@ -116,22 +113,24 @@ TEST_CASE("training progress: read back exactly; every malformed value is an err
       {"best_metric", "nan", "'best_metric' = 'nan' is not a finite number"},
       {"train_seconds", "1e999", "is not a finite number"},
       {"train_seconds", "3.5s", "is not a finite number"},
-      {"format", "something else", "not a training checkpoint"},
+      {"data_cursor", "[]", "metadata 'data_cursor': data cursor state"},
   };
   for (const auto& [key, value, message] : bad) {
     CAPTURE(key);
     CAPTURE(value);
-    TrainingProgress progress;
-    test::check_error([&] { read_training_progress(with_progress({{key, value}}), progress); },
-                      "run/checkpoint.safetensors", message);
+    test::check_error([&] { read_training_progress(with_progress({{key, value}}), kSource); }, kSource, message);
   }
+  Metadata without_step = with_progress({});
+  without_step.erase("step");
+  test::check_error([&] { read_training_progress(without_step, kSource); }, kSource, "no 'step' in its metadata");
+
+  // A generator's position is two decimal numbers, read whole.
   Generator gen(1);
-  TrainingProgress with_generator;
-  with_generator.generators = {{"noise", &gen}};
-  test::check_error([&] { read_training_progress(with_progress({{"rng.noise", "7"}}), with_generator); },
-                    "run/checkpoint.safetensors", "bad generator state for 'noise'");
-  test::check_error([&] { read_training_progress(with_progress({{"rng.noise", "7 x"}}), with_generator); },
-                    "run/checkpoint.safetensors", "is not a whole number");
-  test::check_error([&] { read_training_progress(with_progress({}), with_generator); }, "run/checkpoint.safetensors",
-                    "metadata has no 'rng.noise'");
+  for (const char* text : {"7", "7 x", "-1 0", "0x10 0", "7  0", "7 0 1"}) {
+    CAPTURE(text);
+    test::check_error([&] { restore_generator(gen, text); }, "restore_generator", "is not a generator state");
+  }
+  restore_generator(gen, "7 12");
+  CHECK(gen.seed() == 7);
+  CHECK(gen.offset() == 12);
 }

@@ -6,7 +6,7 @@
 
 #include <filesystem>
 
-#include "rmsgrad/experiments/common/training_checkpoint.h"
+#include "rmsgrad/experiments/common/training_progress.h"
 #include "rmsgrad/layers/dropout.h"
 #include "rmsgrad/layers/linear.h"
 #include "rmsgrad/rmsgrad.h"
@@ -44,14 +44,11 @@ struct Experiment {
     for (int64_t i = 0; i < 96; ++i) y.push_back((x.at({i, 0}) + x.at({i, 1}) > 0) + (x.at({i, 2}) > 0.5f));
   }
 
-  TrainingProgress progress(int64_t step) {
-    TrainingProgress p;
-    p.step = step;
-    p.epoch = cursor.epoch();
-    p.generators = {{"dropout", &dropout_gen}};
-    p.cursor = &cursor;
-    return p;
+  // What the trainer saves with the model and the optimizer (experiments/common/trainer.h).
+  Metadata progress(int64_t step) const {
+    return progress_metadata({.step = step, .epoch = cursor.epoch(), .cursor = cursor.state()});
   }
+  NamedGenerators generators() { return {{"dropout", &dropout_gen}}; }
 
   float step() {
     const Batch& batch = cursor.next();
@@ -90,14 +87,14 @@ TEST_CASE("a resumed run repeats the uninterrupted run's losses bit for bit") {
   {
     Experiment e;
     for (int s = 0; s < 13; ++s) resumed.push_back(e.step());
-    save_training_checkpoint(path, e.net, e.adam, e.progress(13), R"({"test": true})");
+    save_training_state(path, e.net, e.adam, e.progress(13), e.generators());
     for (int s = 0; s < 5; ++s) e.step();  // work after the checkpoint is lost
   }
   {
     Experiment e;  // a fresh start: other weights, generators at zero
     e.step();      // and even a step already taken: everything must be overwritten
-    TrainingProgress p = e.progress(0);
-    load_training_checkpoint(path, e.net, e.adam, p);
+    const TrainingProgress p = read_training_progress(load_training_state(path, e.net, e.adam, e.generators()), path);
+    e.cursor.restore(*p.cursor);
     CHECK(p.step == 13);
     CHECK(p.epoch == 2);
     for (int s = 13; s < 30; ++s) resumed.push_back(e.step());
@@ -113,12 +110,11 @@ TEST_CASE("a checkpoint of another model is refused with every mismatch listed")
   fs::create_directories(dir);
   const std::string path = (dir / "checkpoint.safetensors").string();
   Experiment e;
-  save_training_checkpoint(path, e.net, e.adam, e.progress(0), "{}");
+  save_training_state(path, e.net, e.adam, e.progress(0), e.generators());
   Generator gen(1);
   Linear other(4, 32, gen);
   Adam adam(other.named_parameters(), AdamOptions{});
-  TrainingProgress p;
-  CHECK_THROWS_WITH_AS(load_training_checkpoint(path, other, adam, p), doctest::Contains("extra tensor 'param.in.weight'"),
+  CHECK_THROWS_WITH_AS(load_training_state(path, other, adam), doctest::Contains("extra tensor 'param.in.weight'"),
                        Error);
   fs::remove_all(dir);
 }

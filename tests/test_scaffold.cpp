@@ -291,17 +291,17 @@ TEST_CASE("run: an --out that cannot be created is one clear error naming the pa
                          Error);
   }
 
-  // run_main turns it into "error: ..." and exit code 1.
+  // report_errors turns it into "error: ..." and exit code 1.
   DriverFlags flags;
   REQUIRE(flags.parse({"--out", (dir / "a_file" / "run").string()}) == -1);
   std::ostringstream err;
   std::streambuf* old = std::cerr.rdbuf(err.rdbuf());
-  int code = run_main([&] { Run run(flags.app, flags.run); });
+  int code = report_errors([&] { Run run(flags.app, flags.run); });
   std::cerr.rdbuf(old);
   CHECK(code == 1);
   CHECK(err.str().rfind("error: cannot create the run directory", 0) == 0);
-  CHECK(run_main([] { return 3; }) == 3);
-  CHECK(run_main([] {}) == 0);
+  CHECK(report_errors([] { return 3; }) == 3);
+  CHECK(report_errors([] {}) == 0);
 }
 
 // ---- progress ----

@@ -1,5 +1,6 @@
-// A model of your own, trained with the loop the paper's drivers use
-// (rmsgrad::training). Outside the tree, against the installed library:
+// A model of your own, trained with the Trainer the paper's drivers use
+// (rmsgrad::training) from a loop of your own. Outside the tree, against the
+// installed library:
 //
 //   own_model --out runs/spirals --steps 600 --norm rmsnorm
 //
@@ -12,7 +13,7 @@
 #include <cmath>
 #include <rmsgrad/data/batching.h>
 #include <rmsgrad/experiments/common/run.h>
-#include <rmsgrad/experiments/common/training_loop.h>
+#include <rmsgrad/experiments/common/trainer.h>
 
 using namespace rg;
 
@@ -69,14 +70,14 @@ double error_pct(const Var& logits, const std::vector<int32_t>& labels) {
 int train(int argc, char** argv) {
   RunOptions run_options;
   run_options.out = "runs/spirals";
-  TrainingOptions loop_options{.steps = 600, .eval_every = 100, .clip = 5.0, .best_metric = "accuracy"};
+  TrainingOptions training{.steps = 600, .eval_every = 100, .clip = 5.0, .best_metric = "accuracy"};
   std::string norm = "rmsnorm";
-  CLI::App app{"two spirals with a model of your own and rmsgrad's training loop"};
+  CLI::App app{"two spirals with a model of your own, trained by rmsgrad's Trainer"};
   add_run_options(app, run_options);
-  app.add_option("--steps", loop_options.steps, "training steps")->check(CLI::PositiveNumber);
+  app.add_option("--steps", training.steps, "training steps")->check(CLI::PositiveNumber);
   app.add_option("--norm", norm, "the norm after each hidden layer")
       ->check(CLI::IsMember({"none", "layernorm", "rmsnorm"}));
-  add_loop_flags(app, loop_options);
+  add_trainer_flags(app, training);
   if (auto exit_code = parse_flags(app, argc, argv)) return *exit_code;
 
   Run run(app, run_options);
@@ -86,15 +87,7 @@ int train(int argc, char** argv) {
   Adam adam(model.named_parameters(), AdamOptions{.lr = 0.01});
   BatchCursor cursor(shuffled_batches(2000, 50), run_options.seed + 1);
 
-  TrainingLoop loop(run, model, adam, loop_options);
-  loop.progress.cursor = &cursor;
-  loop.batch_loss = [&](int64_t) {
-    const Batch& batch = cursor.next();
-    std::vector<int32_t> rows(batch.begin(), batch.end()), labels;
-    for (int32_t row : rows) labels.push_back(train_set.labels[static_cast<size_t>(row)]);
-    return cross_entropy(model(index_select(constant(train_set.x), 0, rows)), Indices(labels));
-  };
-  loop.validate = [&](int64_t) {
+  auto validation = [&] {
     NoGradGuard no_grad;
     Var logits = model(constant(valid_set.x));
     const double error = error_pct(logits, valid_set.labels);
@@ -102,7 +95,19 @@ int train(int argc, char** argv) {
                       .fields = {{"error_pct", error}},
                       .score = 100.0 - error};
   };
-  loop.run();
+
+  Trainer trainer(run, model, adam, training);
+  trainer.keep(cursor);  // restored exactly on --resume
+  trainer.start();
+  if (trainer.due_for_validation()) trainer.validate(validation());
+  while (trainer.running()) {
+    const Batch& batch = cursor.next();
+    std::vector<int32_t> rows(batch.begin(), batch.end()), labels;
+    for (int32_t row : rows) labels.push_back(train_set.labels[static_cast<size_t>(row)]);
+    trainer.step(cross_entropy(model(index_select(constant(train_set.x), 0, rows)), Indices(labels)));
+    if (trainer.due_for_log()) trainer.log_train();
+    if (trainer.due_for_validation()) trainer.validate(validation());
+  }
   return 0;
 }
 

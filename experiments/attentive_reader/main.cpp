@@ -32,7 +32,7 @@
 #include "rmsgrad/experiments/attentive_reader/reader_batches.h"
 #include "rmsgrad/experiments/attentive_reader/reader_config.h"
 #include "rmsgrad/experiments/common/run.h"
-#include "rmsgrad/experiments/common/training_loop.h"
+#include "rmsgrad/experiments/common/trainer.h"
 #include "rmsgrad/models/attentive_reader.h"
 #include "rmsgrad/optim/adam.h"
 
@@ -107,32 +107,36 @@ int train(int argc, char** argv) {
   BatchCursor cursor(reader_batches(train_set, cfg.batch), cfg.run.seed + 3);
   EntityShuffler shuffled(vocab, entities), identity(vocab, entities);
   Adam adam(model.named_parameters(), AdamOptions{.lr = cfg.lr});
-  run.note(fmt::format("{} steps of up to {} questions ({} per epoch); Adam lr {}; clip {}", cfg.loop.steps, cfg.batch,
-                       cursor.batches_per_epoch(), cfg.lr, cfg.loop.clip));
+  run.note(fmt::format("{} steps of up to {} questions ({} per epoch); Adam lr {}; clip {}", cfg.training.steps, cfg.batch,
+                       cursor.batches_per_epoch(), cfg.lr, cfg.training.clip));
 
-  TrainingLoop loop(run, model, adam, cfg.loop);
-  loop.progress.cursor = &cursor;
-  loop.progress.generators = {{"init", &init_gen}, {"noise", &noise_gen}, {"entities", &entity_gen}};
-  loop.batch_loss = [&](int64_t) {
+  Trainer trainer(run, model, adam, cfg.training);
+  trainer.keep("init", init_gen);
+  trainer.keep("noise", noise_gen);
+  trainer.keep("entities", entity_gen);
+  trainer.keep(cursor);
+  auto validation = [&] {
+    const Scores valid = evaluate(model, valid_set, identity, cfg.batch);
+    return Evaluation{.loss = valid.loss, .fields = valid.fields};
+  };
+  trainer.start();
+  if (trainer.due_for_validation()) trainer.validate(validation());
+  while (trainer.running()) {
     if (questions.shuffle) shuffled.shuffle(entity_gen);
     ReaderBatch b = make_batch(train_set, cursor.next(), shuffled);
     // Under mpirun each process takes its share of the questions (dist/batch_share.h).
     const dist::BatchShare share = dist::batch_share(dist::ProcessGroup::world(), b.size());
-    if (share.whole()) return model.loss(inputs_of(b), b.answers);
-    ReaderBatch mine = batch_rows(b, share.first, share.rows);
-    ScopedBatchShard shard = share.shard();  // dropout drawn per question
-    return share.part_of_mean(model.loss(inputs_of(mine), mine.answers));
-  };
-  loop.validate = [&](int64_t) {
-    Scores valid = evaluate(model, valid_set, identity, cfg.batch);
-    return rg::Evaluation{.loss = valid.loss, .fields = valid.fields};
-  };
-  loop.test = [&](int64_t step) {
-    if (test_set.empty()) return;
-    Scores result = evaluate(model, test_set, identity, cfg.batch);
-    run.log_eval("test", step, result.loss, result.fields);
-  };
-  loop.run();
+    if (share.whole()) {
+      trainer.step(model.loss(inputs_of(b), b.answers));
+    } else {
+      ReaderBatch mine = batch_rows(b, share.first, share.rows);
+      ScopedBatchShard shard = share.shard();  // dropout drawn per question
+      trainer.step(share.part_of_mean(model.loss(inputs_of(mine), mine.answers)));
+    }
+    if (trainer.due_for_log()) trainer.log_train();
+    if (trainer.due_for_validation()) trainer.validate(validation());
+  }
+  if (trainer.due_for_test() && !test_set.empty()) trainer.log_test(evaluate(model, test_set, identity, cfg.batch));
   return 0;
 }
 

@@ -48,16 +48,16 @@ void add_reader_flags(CLI::App& app, ReaderConfig& cfg) {
       ->check(CLI::Range(0.0f, 0.99f));
   app.add_option("--lr", cfg.lr, "Adam learning rate")->check(CLI::PositiveNumber);
   app.add_option("--batch", cfg.batch, "questions per step")->check(CLI::PositiveNumber);
-  app.add_option("--clip", cfg.loop.clip, "global gradient norm clip")->check(CLI::PositiveNumber);
-  app.add_option("--steps", cfg.loop.steps, "training steps")->check(CLI::PositiveNumber);
-  app.add_option("--eval-every", cfg.loop.eval_every, "steps between validations")->check(CLI::PositiveNumber);
+  app.add_option("--clip", cfg.training.clip, "global gradient norm clip")->check(CLI::PositiveNumber);
+  app.add_option("--steps", cfg.training.steps, "training steps")->check(CLI::PositiveNumber);
+  app.add_option("--eval-every", cfg.training.eval_every, "steps between validations")->check(CLI::PositiveNumber);
   app.add_option("--min-count", cfg.min_count, "rarer words become <unk>")->check(CLI::PositiveNumber);
   app.add_option("--max-vocab", cfg.max_vocab, "vocabulary size limit (0: none)")->check(CLI::NonNegativeNumber);
   app.add_option("--synthetic-questions", cfg.synthetic_questions, "questions of the synthetic task")
       ->check(CLI::Range(20, 1 << 24));
   app.add_option("--limit", cfg.limit, "deepmind / cbt-book: read at most this many questions (0: all)")
       ->check(CLI::NonNegativeNumber);
-  add_loop_flags(app, cfg.loop);
+  add_trainer_flags(app, cfg.training);
 }
 
 void check_reader_flags(const ReaderConfig& cfg) {

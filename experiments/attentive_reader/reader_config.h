@@ -11,7 +11,7 @@
 #include "rmsgrad/experiments/attentive_reader/reading_data.h"
 #include "rmsgrad/experiments/common/norm_flags.h"
 #include "rmsgrad/experiments/common/run.h"
-#include "rmsgrad/experiments/common/training_loop.h"
+#include "rmsgrad/experiments/common/trainer.h"
 
 namespace rg::reader {
 
@@ -29,7 +29,7 @@ struct ReaderConfig {
   float dropout = 0.5f;
   double lr = 8e-5;
   int64_t batch = 64;
-  TrainingOptions loop{.steps = 2000, .eval_every = 100, .clip = 10.0};
+  TrainingOptions training{.steps = 2000, .eval_every = 100, .clip = 10.0};
   int64_t min_count = 1, max_vocab = 50000;
   int64_t synthetic_questions = 6000;
   int64_t limit = 0;

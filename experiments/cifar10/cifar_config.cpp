@@ -21,7 +21,7 @@ void add_cifar_flags(CLI::App& app, CifarConfig& cfg) {
       ->check(CLI::IsMember({"auto", "on", "off"}));
   app.add_option("--zca-cache", cfg.zca_cache, "folder caching the fitted ZCA transform (empty: no cache)");
   app.add_option("--eval-batch", cfg.eval_batch, "images per evaluation chunk")->check(CLI::PositiveNumber);
-  add_loop_flags(app, cfg.loop);  // the schedule still spans the whole run
+  add_trainer_flags(app, cfg.training);  // the schedule still spans the whole run
 }
 
 }  // namespace rg::cifar

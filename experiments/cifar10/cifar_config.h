@@ -9,7 +9,7 @@
 
 #include "rmsgrad/experiments/common/norm_flags.h"
 #include "rmsgrad/experiments/common/run.h"
-#include "rmsgrad/experiments/common/training_loop.h"
+#include "rmsgrad/experiments/common/trainer.h"
 
 namespace rg::cifar {
 
@@ -27,7 +27,7 @@ struct CifarConfig {
   std::string zca = "auto";      // auto: on for real data, off for the synthetic images
   std::string zca_cache = "runs/zca-cache";
   int64_t eval_batch = 500;
-  TrainingOptions loop;          // steps and eval_every follow from the data; --stop-after
+  TrainingOptions training;          // steps and eval_every follow from the data; --stop-after
 };
 
 // Adds every flag of the driver to `app`.

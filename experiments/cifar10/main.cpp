@@ -28,7 +28,7 @@
 #include "rmsgrad/data/batching.h"
 #include "rmsgrad/dist/batch_share.h"
 #include "rmsgrad/experiments/common/run.h"
-#include "rmsgrad/experiments/common/training_loop.h"
+#include "rmsgrad/experiments/common/trainer.h"
 #include "rmsgrad/models/convpool_cnn.h"
 #include "rmsgrad/optim/adam.h"
 #include "rmsgrad/optim/schedule.h"
@@ -38,6 +38,16 @@ using cifar::CifarConfig;
 namespace fs = std::filesystem;
 
 namespace {
+
+// The rows of logits [N, classes] whose largest value is not at the label.
+int64_t count_wrong(const Var& logits, const std::vector<int32_t>& labels) {
+  int64_t wrong = 0;
+  for (size_t i = 0; i < labels.size(); ++i) {
+    const float* row = logits.value().data() + static_cast<int64_t>(i) * logits.dim(1);
+    wrong += (std::max_element(row, row + logits.dim(1)) - row) != labels[i];
+  }
+  return wrong;
+}
 
 // Loss and error of the model in eval mode over a whole split, in chunks.
 Scores evaluate(ConvPoolCnnC& model, const cifar::ImageSet& set, int64_t chunk) {
@@ -54,11 +64,7 @@ Scores evaluate(ConvPoolCnnC& model, const cifar::ImageSet& set, int64_t chunk) 
     CrossEntropyOptions sum;
     sum.mean = false;
     loss_sum += cross_entropy(logits, Indices(labels), sum).item();
-    const Tensor& l = logits.value();
-    for (int64_t i = 0; i < n; ++i) {
-      const float* row = l.data() + i * l.dim(1);
-      wrong += (std::max_element(row, row + l.dim(1)) - row) != labels[i];
-    }
+    wrong += count_wrong(logits, labels);
   }
   model.train();
   return {loss_sum / static_cast<double>(set.size()), {{"error_pct", 100.0 * static_cast<double>(wrong) / set.size()}}};
@@ -123,17 +129,27 @@ int train(int argc, char** argv) {
     run.note("weightnorm: data-dependent initialisation on 500 training images");
   }
 
-  cfg.loop.steps = total;
-  cfg.loop.eval_every = per_epoch;
-  TrainingLoop loop(run, model, adam, cfg.loop);
-  loop.progress.generators = {{"init", &init_gen}, {"noise", &noise_gen}};
-  loop.progress.cursor = &cursor;
+  cfg.training.steps = total;
+  cfg.training.eval_every = per_epoch;
+  Trainer trainer(run, model, adam, cfg.training);
+  trainer.keep("init", init_gen);
+  trainer.keep("noise", noise_gen);
+  trainer.keep(cursor);
+  auto validation = [&] {
+    const Scores valid = evaluate(model, splits.valid, cfg.eval_batch);
+    Evaluation result{.loss = valid.loss, .fields = valid.fields};
+    if (splits.test.size() > 0) result.test = evaluate(model, splits.test, cfg.eval_batch);
+    return result;
+  };
+
   // Under mpirun each process takes its share of every batch (dist/batch_share.h).
   const dist::BatchShare share = dist::batch_share(dist::ProcessGroup::world(), cfg.batch);
   Tensor images = Tensor::empty(Shape{share.rows, 3, cifar::kSide, cifar::kSide});
   std::vector<int32_t> labels(share.rows);
   int64_t interval_wrong = 0, interval_steps = 0;  // the training error of each logged interval (this share's)
-  loop.batch_loss = [&](int64_t step) {
+  trainer.start();
+  if (trainer.due_for_validation()) trainer.validate(validation());
+  while (trainer.running()) {
     const Batch& batch = cursor.next();
     check(static_cast<int64_t>(batch.size()) == share.global, "cifar10: a batch of {}, expected {}", batch.size(),
           share.global);
@@ -143,29 +159,20 @@ int train(int argc, char** argv) {
                   images.data() + i * cifar::kPixels);
       labels[i] = splits.train.labels[example];
     }
-    adam.set_lr(schedule.lr(step));
-    adam.set_beta1(step > total / 2 ? 0.5 : 0.9);
+    adam.set_lr(schedule.lr(trainer.next_step()));
+    adam.set_beta1(trainer.next_step() > total / 2 ? 0.5 : 0.9);
     ScopedBatchShard shard = share.shard();  // input noise and dropout drawn per example
     Var logits = model(constant(images));
-    for (int64_t i = 0; i < share.rows; ++i) {
-      const float* row = logits.value().data() + i * logits.dim(1);
-      interval_wrong += (std::max_element(row, row + logits.dim(1)) - row) != labels[i];
-    }
+    interval_wrong += count_wrong(logits, labels);
     interval_steps += 1;
-    return share.part_of_mean(cross_entropy(logits, Indices(labels)));
-  };
-  loop.train_fields = [&]() -> Run::Fields {
-    const double error_pct = 100.0 * interval_wrong / (interval_steps * share.rows);
-    interval_wrong = interval_steps = 0;
-    return {{"error_pct", error_pct}, {"lr", adam.lr()}};
-  };
-  loop.validate = [&](int64_t) {
-    const Scores valid = evaluate(model, splits.valid, cfg.eval_batch);
-    rg::Evaluation result{.loss = valid.loss, .fields = valid.fields};
-    if (splits.test.size() > 0) result.test = evaluate(model, splits.test, cfg.eval_batch);
-    return result;
-  };
-  loop.run();
+    trainer.step(share.part_of_mean(cross_entropy(logits, Indices(labels))));
+
+    if (trainer.due_for_log()) {
+      trainer.log_train({{"error_pct", 100.0 * interval_wrong / (interval_steps * share.rows)}, {"lr", adam.lr()}});
+      interval_wrong = interval_steps = 0;
+    }
+    if (trainer.due_for_validation()) trainer.validate(validation());
+  }
   return 0;
 }
 

@@ -1,18 +1,17 @@
 #pragma once
 // The run: flags, the run directory and its logs, the same for every
 // experiment driver. A driver builds a Run from its flags and hands it to
-// the training loop (training_loop.h), which writes the logs below:
+// its Trainer (trainer.h), which writes the logs below:
 //
 //   int train(int argc, char** argv) {
 //     CifarConfig cfg;                                // the driver's settings, cfg.run among them
 //     CLI::App app{"CIFAR-10, ConvPool-CNN-C"};
 //     add_cifar_flags(app, cfg);                      // add_run_options first, then the driver's own
 //     if (auto exit_code = rg::parse_flags(app, argc, argv)) return *exit_code;
-//     rg::Run run(app, cfg.run);                      // creates --out, prints and saves every setting
+//     rg::Run run(app, cfg.run);                      // prints and checks every setting
 //     <data, model, optimizer>;
-//     rg::TrainingLoop loop(run, model, adam, cfg.loop);
-//     loop.batch_loss = ...;  loop.validate = ...;
-//     loop.run();                                     // begin_training, log_train, log_eval, checkpoints
+//     rg::Trainer trainer(run, model, adam, cfg.training);
+//     <the training loop: trainer.h>
 //     return 0;
 //   }
 //   int main(int argc, char** argv) { return rg::run_main(argc, argv, train); }
@@ -92,11 +91,12 @@ std::optional<int> parse_flags(CLI::App& app, int argc, const char* const* argv,
                                std::ostream& out, std::ostream& err);
 std::optional<int> parse_flags(CLI::App& app, int argc, const char* const* argv);
 
-// Runs a driver's body; an exception's message becomes one "error: ..." line
+// Runs a program's body; an exception's message becomes one "error: ..." line
 // on stderr and exit code 1. The body returns an exit code or nothing (0).
+// (A driver's main is run_main, below, which also ends an MPI job.)
 int print_error(const char* message);  // prints "error: <message>", returns 1
 template <class Body>
-int run_main(Body&& body) {
+int report_errors(Body&& body) {
   try {
     if constexpr (std::is_void_v<std::invoke_result_t<Body&>>) {
       body();
@@ -109,9 +109,12 @@ int run_main(Body&& body) {
   }
 }
 
-// A driver's whole main: `int main(int argc, char** argv) { return rg::run_main(argc, argv, train); }`.
+// Every driver's main: `int main(int argc, char** argv) { return rg::run_main(argc, argv, train); }`.
 // It first restarts the program with short-spinning OpenMP threads
 // (core/polite_threads.h) unless GOMP_SPINCOUNT or OMP_WAIT_POLICY is set.
+// An exception becomes one "error: ..." line and exit code 1; under mpirun
+// it is "error: rank r of N: ..." and ends every process of the job, so that
+// none waits for the failed one in a collective.
 int run_main(int argc, char** argv, int (*train)(int argc, char** argv));
 
 class Run {

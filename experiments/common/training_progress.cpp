@@ -10,62 +10,59 @@ namespace rg {
 
 namespace {
 
-constexpr const char* kFormat = "rmsgrad training checkpoint 1";
+const std::string& value_of(const Metadata& metadata, const std::string& source, const std::string& key) {
+  const auto it = metadata.find(key);
+  check(it != metadata.end(), "checkpoint {}: no '{}' in its metadata; it is not a checkpoint of the trainer",
+        source, key);
+  return it->second;
+}
 
 // The whole text must be the number: "12abc" and "" are errors, not 12 and 0.
-template <class Integer>
-Integer parse_integer(const Checkpoint& c, const std::string& key, const std::string& text) {
-  Integer value{};
+int64_t non_negative(const Metadata& metadata, const std::string& source, const std::string& key) {
+  const std::string& text = value_of(metadata, source, key);
+  int64_t value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   check(error == std::errc() && end == text.data() + text.size(),
-        "checkpoint {}: metadata '{}' = '{}' is not a whole number", c.source, key, text);
+        "checkpoint {}: metadata '{}' = '{}' is not a whole number", source, key, text);
+  check(value >= 0, "checkpoint {}: metadata '{}' = {} is negative", source, key, value);
   return value;
 }
 
-int64_t non_negative(const Checkpoint& c, const std::string& key) {
-  const int64_t value = parse_integer<int64_t>(c, key, c.meta(key));
-  check(value >= 0, "checkpoint {}: metadata '{}' = {} is negative", c.source, key, value);
-  return value;
-}
-
-double finite_number(const Checkpoint& c, const std::string& key) {
-  const std::string& text = c.meta(key);
+double finite_number(const Metadata& metadata, const std::string& source, const std::string& key) {
+  const std::string& text = value_of(metadata, source, key);
   char* end = nullptr;
   const double value = text.empty() ? NAN : std::strtod(text.c_str(), &end);
   check(!text.empty() && end == text.c_str() + text.size() && std::isfinite(value),
-        "checkpoint {}: metadata '{}' = '{}' is not a finite number", c.source, key, text);
+        "checkpoint {}: metadata '{}' = '{}' is not a finite number", source, key, text);
   return value;
 }
 
 }  // namespace
 
-void write_training_progress(const TrainingProgress& progress, Checkpoint& c) {
-  c.metadata["format"] = kFormat;
-  c.metadata["step"] = std::to_string(progress.step);
-  c.metadata["epoch"] = std::to_string(progress.epoch);
-  c.metadata["best_metric"] = fmt::format("{:.17g}", progress.best_metric);
-  c.metadata["train_seconds"] = fmt::format("{:.17g}", progress.train_seconds);
-  for (const auto& [name, gen] : progress.generators)
-    c.metadata["rng." + name] = fmt::format("{} {}", gen->seed(), gen->offset());
-  if (progress.cursor) c.metadata["data_cursor"] = progress.cursor->state().to_string();
+Metadata progress_metadata(const TrainingProgress& progress) {
+  Metadata m;
+  m["step"] = std::to_string(progress.step);
+  m["epoch"] = std::to_string(progress.epoch);
+  m["best_metric"] = fmt::format("{:.17g}", progress.best_metric);
+  m["train_seconds"] = fmt::format("{:.17g}", progress.train_seconds);
+  if (progress.cursor) m["data_cursor"] = progress.cursor->to_string();
+  return m;
 }
 
-void read_training_progress(const Checkpoint& c, TrainingProgress& progress) {
-  check(c.metadata.count("format") && c.metadata.at("format") == kFormat,
-        "checkpoint {}: not a training checkpoint of this program", c.source);
-  progress.step = non_negative(c, "step");
-  progress.epoch = non_negative(c, "epoch");
-  progress.best_metric = finite_number(c, "best_metric");
-  progress.train_seconds = finite_number(c, "train_seconds");
-  for (auto& [name, gen] : progress.generators) {
-    const std::string key = "rng." + name, &text = c.meta(key);
-    const size_t space = text.find(' ');
-    check(space != std::string::npos, "checkpoint {}: bad generator state for '{}': '{}' is not '<seed> <offset>'",
-          c.source, name, text);
-    gen->set_state(parse_integer<uint64_t>(c, key, text.substr(0, space)),
-                   parse_integer<uint64_t>(c, key, text.substr(space + 1)));
+TrainingProgress read_training_progress(const Metadata& metadata, const std::string& source) {
+  TrainingProgress progress;
+  progress.step = non_negative(metadata, source, "step");
+  progress.epoch = non_negative(metadata, source, "epoch");
+  progress.best_metric = finite_number(metadata, source, "best_metric");
+  progress.train_seconds = finite_number(metadata, source, "train_seconds");
+  if (const auto it = metadata.find("data_cursor"); it != metadata.end()) {
+    try {
+      progress.cursor = CursorState::from_string(it->second);
+    } catch (const Error& e) {
+      throw Error(fmt::format("checkpoint {}: metadata 'data_cursor': {}", source, e.what()));
+    }
   }
-  if (progress.cursor) progress.cursor->restore(CursorState::from_string(c.meta("data_cursor")));
+  return progress;
 }
 
 }  // namespace rg

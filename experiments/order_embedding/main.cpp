@@ -29,7 +29,7 @@
 #include "rmsgrad/data/batching.h"
 #include "rmsgrad/dist/batch_share.h"
 #include "rmsgrad/experiments/common/run.h"
-#include "rmsgrad/experiments/common/training_loop.h"
+#include "rmsgrad/experiments/common/trainer.h"
 #include "rmsgrad/experiments/order_embedding/caption_data.h"
 #include "rmsgrad/experiments/order_embedding/oe_config.h"
 #include "rmsgrad/experiments/order_embedding/retrieval.h"
@@ -59,7 +59,7 @@ Tensor feature_rows(const RetrievalSet& set, const std::vector<int64_t>& images)
 // The retrieval metrics in folds, and the contrastive loss of the set's
 // images with their first captions in batches of `batch` (the scale of a
 // training batch's loss).
-rg::Evaluation evaluate(OrderEmbeddingModel& model, const RetrievalSet& set, int64_t fold_images, int64_t batch) {
+Evaluation evaluate(OrderEmbeddingModel& model, const RetrievalSet& set, int64_t fold_images, int64_t batch) {
   NoGradGuard no_grad;
   const int64_t k = set.captions_per_image, n = set.num_images();
   const RetrievalScores scores = fold_scores(n, k, fold_images, [&](int64_t first, int64_t count) {
@@ -123,13 +123,15 @@ int train(int argc, char** argv) {
   for (const auto& c : splits.train.captions) lengths.push_back(static_cast<int64_t>(c.size()));
   BatchCursor cursor(distinct_image_batches(lengths, splits.train.captions_per_image, cfg.batch), cfg.run.seed + 1);
   Adam adam(model.named_parameters(), AdamOptions{.lr = cfg.lr});
-  run.note(fmt::format("{} steps of up to {} pairs ({} per epoch); Adam lr {}; per-parameter clip {}", cfg.loop.steps,
-                       cfg.batch, cursor.batches_per_epoch(), cfg.lr, cfg.loop.clip));
+  run.note(fmt::format("{} steps of up to {} pairs ({} per epoch); Adam lr {}; per-parameter clip {}", cfg.training.steps,
+                       cfg.batch, cursor.batches_per_epoch(), cfg.lr, cfg.training.clip));
 
-  TrainingLoop loop(run, model, adam, cfg.loop);
-  loop.progress.cursor = &cursor;
+  Trainer trainer(run, model, adam, cfg.training);
+  trainer.keep(cursor);
   dist::ProcessGroup& group = dist::ProcessGroup::world();
-  loop.batch_loss = [&](int64_t) {
+  trainer.start();
+  if (trainer.due_for_validation()) trainer.validate(evaluate(model, splits.valid, cfg.fold_images, cfg.batch));
+  while (trainer.running()) {
     const Batch& batch = cursor.next();
     // Under mpirun each process encodes its share of the pairs; the loss
     // compares them with every pair of the batch (dist/gather_rows.h).
@@ -138,21 +140,20 @@ int train(int argc, char** argv) {
     if (!share.whole()) captions = batch_columns(captions, share.first, share.rows);
     std::vector<int64_t> images;
     for (int64_t i = share.first; i < share.end(); ++i) images.push_back(batch[i] / splits.train.captions_per_image);
-    return model.loss(captions.ids, captions.mask, constant(feature_rows(splits.train, images)), share, group);
-  };
-  loop.validate = [&](int64_t) { return evaluate(model, splits.valid, cfg.fold_images, cfg.batch); };
+    trainer.step(model.loss(captions.ids, captions.mask, constant(feature_rows(splits.train, images)), share, group));
+    if (trainer.due_for_log()) trainer.log_train();
+    if (trainer.due_for_validation()) trainer.validate(evaluate(model, splits.valid, cfg.fold_images, cfg.batch));
+  }
   // The selected model on the test images. (Its validation scores are on the
   // valid line of its step; logging them again here would put two points at
   // the last step of the validation curve.)
-  loop.test = [&](int64_t step) {
-    if (splits.test.num_images() < 2) return;
-    const int64_t selected = loop.load_best();
+  if (trainer.due_for_test() && splits.test.num_images() >= 2) {
+    const int64_t selected = trainer.load_best();
     run.note(fmt::format("the best model (step {}) on the test images", selected));
-    rg::Evaluation test = evaluate(model, splits.test, cfg.fold_images, cfg.batch);
+    Evaluation test = evaluate(model, splits.test, cfg.fold_images, cfg.batch);
     test.fields.emplace_back("selected_step", static_cast<double>(selected));
-    run.log_eval("test", step, test.loss, test.fields);
-  };
-  loop.run();
+    trainer.log_test({test.loss, test.fields});
+  }
   return 0;
 }
 

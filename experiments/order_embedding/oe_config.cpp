@@ -19,10 +19,10 @@ void add_oe_flags(CLI::App& app, OeConfig& cfg) {
   app.add_option("--embed-dim", cfg.embed_dim, "GRU hidden size and joint space size")->check(CLI::PositiveNumber);
   app.add_option("--batch", cfg.batch, "caption–image pairs per step")->check(CLI::Range(2, 1 << 20));
   app.add_option("--lr", cfg.lr, "Adam learning rate")->check(CLI::PositiveNumber);
-  app.add_option("--clip", cfg.loop.clip, "each parameter's gradient norm is clipped to this")
+  app.add_option("--clip", cfg.training.clip, "each parameter's gradient norm is clipped to this")
       ->check(CLI::PositiveNumber);
-  app.add_option("--steps", cfg.loop.steps, "training steps")->check(CLI::PositiveNumber);
-  app.add_option("--eval-every", cfg.loop.eval_every, "steps between validations")->check(CLI::PositiveNumber);
+  app.add_option("--steps", cfg.training.steps, "training steps")->check(CLI::PositiveNumber);
+  app.add_option("--eval-every", cfg.training.eval_every, "steps between validations")->check(CLI::PositiveNumber);
   app.add_option("--min-count", cfg.min_count, "words seen fewer times in training become <unk>")
       ->check(CLI::PositiveNumber);
   app.add_option("--fold-images", cfg.fold_images, "images per evaluation fold")->check(CLI::PositiveNumber);
@@ -30,7 +30,7 @@ void add_oe_flags(CLI::App& app, OeConfig& cfg) {
       ->check(CLI::Range(10, 1 << 24));
   app.add_option("--synthetic-dim", cfg.synthetic_dim, "feature size of the synthetic images")
       ->check(CLI::PositiveNumber);
-  add_loop_flags(app, cfg.loop);
+  add_trainer_flags(app, cfg.training);
 }
 
 }  // namespace rg::oe

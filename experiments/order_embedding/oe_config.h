@@ -9,7 +9,7 @@
 
 #include "rmsgrad/experiments/common/norm_flags.h"
 #include "rmsgrad/experiments/common/run.h"
-#include "rmsgrad/experiments/common/training_loop.h"
+#include "rmsgrad/experiments/common/trainer.h"
 
 namespace rg::oe {
 
@@ -24,7 +24,7 @@ struct OeConfig {
   int64_t word_dim = 300, embed_dim = 1024;
   int64_t batch = 128;
   double lr = 1e-3;
-  TrainingOptions loop{.steps = 2000,
+  TrainingOptions training{.steps = 2000,
                        .eval_every = 100,
                        .clip = 2.0,
                        .clip_per_parameter = true,

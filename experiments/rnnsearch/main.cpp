@@ -7,14 +7,15 @@
 //       --test-src test_2016_flickr.de.gz --test-tgt test_2016_flickr.en.gz
 //   build/bin/rnnsearch --translate input.de --out runs/mt/rmsnorm [--output hyp.en] [--beam 5]
 //
-// Training, validation, the test set and --translate are shared with the
-// Transformer (experiments/translation/translation_driver.h).
+// Data, subwords, validation BLEU, the test set and --translate are shared
+// with the Transformer (experiments/translation/translation_driver.h).
 //
 // Recipe (../shared/PAPER.md): Adam lr 1e-4, batch 80, clip 1.0, label
 // smoothing 0.1, N(0, 0.01) init, beam 5. Sizes default to a CPU-sized model
 // (embed and hidden 256); the paper's are --embed 512 --hidden 1024.
 #include "rmsgrad/experiments/translation/translation_driver.h"
 #include "rmsgrad/models/rnnsearch.h"
+#include "rmsgrad/optim/adam.h"
 
 using namespace rg;
 
@@ -25,38 +26,78 @@ struct RNNSearchFlags {
   int64_t embed = 256, hidden = 256, attention = 0;
 };
 
+RNNSearchOptions model_options(const TranslationConfig& cfg, const RNNSearchFlags& flags, int64_t vocab) {
+  RNNSearchOptions o;
+  o.source_vocab = o.target_vocab = vocab;
+  o.embed = flags.embed;
+  o.hidden = flags.hidden;
+  o.attention = flags.attention;
+  o.norm = cfg.norm.options();
+  o.dropout = cfg.dropout;
+  o.label_smoothing = cfg.label_smoothing;
+  return o;
+}
+
+// --translate: the model of the run in --out translates a file.
+int translate(TranslationConfig cfg, RNNSearchFlags flags) {
+  const SavedSettings saved(cfg.run.out);
+  restore_translation_settings(saved, cfg);
+  saved.get("embed", flags.embed);
+  saved.get("hidden", flags.hidden);
+  saved.get("attention", flags.attention);
+  const Subword subword = saved_subwords(cfg);
+  Generator init_gen(0), noise_gen(1);
+  RNNSearch model(model_options(cfg, flags, subword.vocab_size()), init_gen, noise_gen);
+  translate_file(model, subword, cfg);
+  return 0;
+}
+
+int train(int argc, char** argv) {
+  TranslationConfig cfg{.run = {.out = "runs/rnnsearch"}};
+  RNNSearchFlags flags;
+  CLI::App app{"Machine translation with RNNSearch, as Nematus (Zhang & Sennrich 2019, Tables 2-3)"};
+  add_translation_flags(app, cfg, {"none", "layernorm", "rmsnorm", "prmsnorm", "l2norm", "weightnorm"},
+                        "in every GRU, the attention, the initial state and the deep output");
+  app.add_option("--embed", flags.embed, "word vectors and deep output size")->check(CLI::PositiveNumber);
+  app.add_option("--hidden", flags.hidden, "GRU units (per encoder direction)")->check(CLI::PositiveNumber);
+  app.add_option("--attention", flags.attention, "attention MLP size (0: the context size, 2·hidden)")
+      ->check(CLI::NonNegativeNumber);
+  if (auto exit_code = parse_flags(app, argc, argv)) return *exit_code;
+  // Translating is one process's job: under mpirun rank 0 does it.
+  if (!cfg.translate.empty()) return dist::ProcessGroup::world().writer() ? translate(cfg, flags) : 0;
+  apply_synthetic_defaults(app, cfg, {});
+
+  Run run(app, cfg.run);
+  TranslationData data = read_translation_data(cfg, run);
+  Generator init_gen(cfg.run.seed), noise_gen(cfg.run.seed + 1);
+  RNNSearch model(model_options(cfg, flags, data.subword.vocab_size()), init_gen, noise_gen);
+  run.note(fmt::format("RNNSearch, {} parameters, norm {}", model.parameter_count(), cfg.norm.norm));
+  BatchCursor cursor(translation_batches(data.train, {.max_sentences = cfg.batch, .max_tokens = cfg.batch_tokens}),
+                     cfg.run.seed + 3);
+  Adam adam(model.named_parameters(), AdamOptions{.lr = cfg.lr});
+  run.note(fmt::format("{} steps of up to {} sentences{} ({} per epoch); Adam lr {}, β {} {}; clip {}",
+                       cfg.training.steps, cfg.batch,
+                       cfg.batch_tokens > 0 ? fmt::format(" and {} tokens", cfg.batch_tokens) : "",
+                       cursor.batches_per_epoch(), cfg.lr, adam.options().beta1, adam.options().beta2,
+                       cfg.training.clip));
+
+  Trainer trainer(run, model, adam, cfg.training);
+  trainer.keep("init", init_gen);
+  trainer.keep("noise", noise_gen);
+  trainer.keep(cursor);
+  save_new_subwords(data, run);
+  trainer.start();
+  if (trainer.due_for_validation()) trainer.validate(validate_translation(model, data, cfg, run, 0));
+  while (trainer.running()) {
+    trainer.step(translation_loss(model, make_translation_batch(data.train, cursor.next())));
+    if (trainer.due_for_log()) trainer.log_train();
+    if (trainer.due_for_validation())
+      trainer.validate(validate_translation(model, data, cfg, run, trainer.steps_taken()));
+  }
+  if (trainer.due_for_test()) test_translation(model, data, cfg, run, trainer);
+  return 0;
+}
+
 }  // namespace
 
-int main(int argc, char** argv) {
-  RNNSearchFlags flags;
-  TranslationRecipe recipe;
-  recipe.title = "Machine translation with RNNSearch, as Nematus (Zhang & Sennrich 2019, Tables 2-3)";
-  recipe.model_name = "RNNSearch";
-  recipe.norms = {"none", "layernorm", "rmsnorm", "prmsnorm", "l2norm", "weightnorm"};
-  recipe.norm_places = "in every GRU, the attention, the initial state and the deep output";
-  recipe.defaults.run.out = "runs/rnnsearch";
-  recipe.add_model_flags = [&](CLI::App& app) {
-    app.add_option("--embed", flags.embed, "word vectors and deep output size")->check(CLI::PositiveNumber);
-    app.add_option("--hidden", flags.hidden, "GRU units (per encoder direction)")->check(CLI::PositiveNumber);
-    app.add_option("--attention", flags.attention, "attention MLP size (0: the context size, 2·hidden)")
-        ->check(CLI::NonNegativeNumber);
-  };
-  recipe.restore_model_flags = [&](const SavedSettings& saved) {
-    saved.get("embed", flags.embed);
-    saved.get("hidden", flags.hidden);
-    saved.get("attention", flags.attention);
-  };
-  recipe.build = [&](const TranslationConfig& cfg, int64_t vocab, Generator& init_gen,
-                     Generator& noise_gen) -> std::unique_ptr<Seq2Seq> {
-    RNNSearchOptions o;
-    o.source_vocab = o.target_vocab = vocab;
-    o.embed = flags.embed;
-    o.hidden = flags.hidden;
-    o.attention = flags.attention;
-    o.norm = cfg.norm.options();
-    o.dropout = cfg.dropout;
-    o.label_smoothing = cfg.label_smoothing;
-    return std::make_unique<RNNSearch>(o, init_gen, noise_gen);
-  };
-  return translation_main(argc, argv, recipe);
-}
+int main(int argc, char** argv) { return run_main(argc, argv, train); }

@@ -13,7 +13,7 @@
 #include "rmsgrad/experiments/common/run.h"
 
 int main(int argc, char** argv) {
-  return rg::run_main([&]() -> int {
+  return rg::report_errors([&]() -> int {
     std::vector<std::string> paths;
     rg::TableOptions options;
     rg::TimeUnit unit = rg::TimeUnit::Per1k;

@@ -24,12 +24,13 @@
 // CPU-sized model (d 256, FFN 1024, 4 heads, 3 + 3 layers); the paper's base
 // model is --model-size 512 --ffn 2048 --heads 8 --layers 6. Without data
 // flags the synthetic task runs with a small model and 400 steps, in well
-// under a minute (recipe.synthetic_defaults; any flag given wins).
+// under a minute (apply_synthetic_defaults; any flag given wins).
 #include <algorithm>
 #include <cmath>
 
 #include "rmsgrad/experiments/translation/translation_driver.h"
 #include "rmsgrad/models/transformer.h"
+#include "rmsgrad/optim/adam.h"
 
 using namespace rg;
 
@@ -44,75 +45,108 @@ struct TransformerFlags {
   int64_t warmup = 4000;
 };
 
-}  // namespace
+TransformerOptions model_options(const TranslationConfig& cfg, const TransformerFlags& flags, int64_t vocab) {
+  TransformerOptions o;
+  o.source_vocab = o.target_vocab = vocab;
+  o.encoder_layers = o.decoder_layers = flags.layers;
+  o.layer.model_size = flags.model_size;
+  o.layer.ffn_size = flags.ffn;
+  o.layer.heads = flags.heads;
+  o.layer.norm = cfg.norm.options();
+  o.layer.norm_position = parse_norm_position(flags.norm_position);
+  o.layer.dropout = cfg.dropout;
+  o.layer.attention_dropout = flags.attention_dropout;
+  o.label_smoothing = cfg.label_smoothing;
+  o.share_embeddings = flags.share_embeddings;
+  return o;
+}
 
-int main(int argc, char** argv) {
+// --translate: the model of the run in --out translates a file.
+int translate(TranslationConfig cfg, TransformerFlags flags) {
+  const SavedSettings saved(cfg.run.out);
+  restore_translation_settings(saved, cfg);
+  saved.get("model-size", flags.model_size);
+  saved.get("ffn", flags.ffn);
+  saved.get("heads", flags.heads);
+  saved.get("layers", flags.layers);
+  saved.get("norm-position", flags.norm_position);
+  saved.get("share-embeddings", flags.share_embeddings);
+  const Subword subword = saved_subwords(cfg);
+  Generator init_gen(0), noise_gen(1);
+  Transformer model(model_options(cfg, flags, subword.vocab_size()), init_gen, noise_gen);
+  translate_file(model, subword, cfg);
+  return 0;
+}
+
+int train(int argc, char** argv) {
+  TranslationConfig cfg{.run = {.out = "runs/transformer"}, .dropout = 0.1f, .lr = 7e-4, .batch = 1000,
+                        .batch_tokens = 4096};
+  cfg.norm.norm = "layernorm";
+  cfg.training.clip = 0.0;
+  cfg.training.steps = 20000;
   TransformerFlags flags;
-  TranslationRecipe recipe;
-  recipe.title = "Machine translation with the Transformer (Zhang & Sennrich 2019, Table 4)";
-  recipe.model_name = "Transformer";
-  recipe.norms = {"none", "layernorm", "rmsnorm", "prmsnorm", "l2norm"};
-  recipe.norm_places = "in every encoder and decoder layer (and after each stack with --norm-position pre)";
-  TranslationConfig& d = recipe.defaults;
-  d.run.out = "runs/transformer";
-  d.norm.norm = "layernorm";
-  d.dropout = 0.1f;
-  d.lr = 7e-4;
-  d.batch = 1000;
-  d.batch_tokens = 4096;
-  d.loop.clip = 0.0;
-  d.loop.steps = 20000;
+  CLI::App app{"Machine translation with the Transformer (Zhang & Sennrich 2019, Table 4)"};
+  add_translation_flags(app, cfg, {"none", "layernorm", "rmsnorm", "prmsnorm", "l2norm"},
+                        "in every encoder and decoder layer (and after each stack with --norm-position pre)");
+  app.add_option("--model-size", flags.model_size, "d: word vectors and every layer's width")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--ffn", flags.ffn, "the feed-forward network's hidden width")->check(CLI::PositiveNumber);
+  app.add_option("--heads", flags.heads, "attention heads (must divide --model-size)")->check(CLI::PositiveNumber);
+  app.add_option("--layers", flags.layers, "encoder layers, and as many decoder layers")->check(CLI::PositiveNumber);
+  app.add_option("--norm-position", flags.norm_position,
+                 "post: norm after each residual sum (the paper); pre: before each sublayer, plus a final norm")
+      ->check(CLI::IsMember({"post", "pre"}));
+  app.add_option("--attention-dropout", flags.attention_dropout, "dropout on the attention weights")
+      ->check(CLI::Range(0.0f, 0.99f));
+  app.add_flag("--share-embeddings", flags.share_embeddings,
+               "one word table for source, target and output (the subwords are joint)");
+  app.add_option("--warmup", flags.warmup, "steps of linear warm-up to the peak --lr")->check(CLI::PositiveNumber);
+  if (auto exit_code = parse_flags(app, argc, argv)) return *exit_code;
+  // Translating is one process's job: under mpirun rank 0 does it.
+  if (!cfg.translate.empty()) return dist::ProcessGroup::world().writer() ? translate(cfg, flags) : 0;
   // The bare command trains a small model on the synthetic task in well under a minute.
-  recipe.synthetic_defaults = {{"--model-size", "64"},     {"--ffn", "128"},          {"--layers", "2"},
-                               {"--batch-tokens", "1500"}, {"--warmup", "100"},       {"--lr", "0.002"},
-                               {"--steps", "400"},         {"--eval-every", "200"},   {"--synthetic-pairs", "2000"},
-                               {"--synthetic-max-words", "8"}, {"--valid-limit", "100"}, {"--valid-beam", "1"}};
-  recipe.add_model_flags = [&](CLI::App& app) {
-    app.add_option("--model-size", flags.model_size, "d: word vectors and every layer's width")
-        ->check(CLI::PositiveNumber);
-    app.add_option("--ffn", flags.ffn, "the feed-forward network's hidden width")->check(CLI::PositiveNumber);
-    app.add_option("--heads", flags.heads, "attention heads (must divide --model-size)")->check(CLI::PositiveNumber);
-    app.add_option("--layers", flags.layers, "encoder layers, and as many decoder layers")->check(CLI::PositiveNumber);
-    app.add_option("--norm-position", flags.norm_position,
-                   "post: norm after each residual sum (the paper); pre: before each sublayer, plus a final norm")
-        ->check(CLI::IsMember({"post", "pre"}));
-    app.add_option("--attention-dropout", flags.attention_dropout, "dropout on the attention weights")
-        ->check(CLI::Range(0.0f, 0.99f));
-    app.add_flag("--share-embeddings", flags.share_embeddings,
-                 "one word table for source, target and output (the subwords are joint)");
-    app.add_option("--warmup", flags.warmup, "steps of linear warm-up to the peak --lr")->check(CLI::PositiveNumber);
-  };
-  recipe.restore_model_flags = [&](const SavedSettings& saved) {
-    saved.get("model-size", flags.model_size);
-    saved.get("ffn", flags.ffn);
-    saved.get("heads", flags.heads);
-    saved.get("layers", flags.layers);
-    saved.get("norm-position", flags.norm_position);
-    saved.get("share-embeddings", flags.share_embeddings);
-  };
-  recipe.build = [&](const TranslationConfig& cfg, int64_t vocab, Generator& init_gen,
-                     Generator& noise_gen) -> std::unique_ptr<Seq2Seq> {
-    TransformerOptions o;
-    o.source_vocab = o.target_vocab = vocab;
-    o.encoder_layers = o.decoder_layers = flags.layers;
-    o.layer.model_size = flags.model_size;
-    o.layer.ffn_size = flags.ffn;
-    o.layer.heads = flags.heads;
-    o.layer.norm = cfg.norm.options();
-    o.layer.norm_position = parse_norm_position(flags.norm_position);
-    o.layer.dropout = cfg.dropout;
-    o.layer.attention_dropout = flags.attention_dropout;
-    o.label_smoothing = cfg.label_smoothing;
-    o.share_embeddings = flags.share_embeddings;
-    return std::make_unique<Transformer>(o, init_gen, noise_gen);
-  };
-  recipe.adam = [](const TranslationConfig&) { return AdamOptions{.beta1 = 0.9, .beta2 = 0.98, .eps = 1e-9}; };
-  recipe.learning_rate = [&](const TranslationConfig& cfg, int64_t step) {
+  apply_synthetic_defaults(app, cfg, {{"--model-size", "64"}, {"--ffn", "128"}, {"--layers", "2"},
+                                      {"--batch-tokens", "1500"}, {"--warmup", "100"}, {"--lr", "0.002"},
+                                      {"--steps", "400"}, {"--eval-every", "200"}, {"--synthetic-pairs", "2000"},
+                                      {"--synthetic-max-words", "8"}, {"--valid-limit", "100"}, {"--valid-beam", "1"}});
+
+  Run run(app, cfg.run);
+  TranslationData data = read_translation_data(cfg, run);
+  Generator init_gen(cfg.run.seed), noise_gen(cfg.run.seed + 1);
+  Transformer model(model_options(cfg, flags, data.subword.vocab_size()), init_gen, noise_gen);
+  run.note(fmt::format("Transformer, {} parameters, norm {}", model.parameter_count(), cfg.norm.norm));
+  BatchCursor cursor(translation_batches(data.train, {.max_sentences = cfg.batch, .max_tokens = cfg.batch_tokens}),
+                     cfg.run.seed + 3);
+  Adam adam(model.named_parameters(), AdamOptions{.lr = cfg.lr, .beta1 = 0.9, .beta2 = 0.98, .eps = 1e-9});
+  // Linear warm-up to the peak, then 1/sqrt(step): lr_peak · min(step / warmup, sqrt(warmup / step)).
+  auto learning_rate = [&](int64_t step) {
     const double s = static_cast<double>(step), w = static_cast<double>(flags.warmup);
     return cfg.lr * std::min(s / w, std::sqrt(w / s));
   };
-  recipe.describe_schedule = [&](const TranslationConfig&) {
-    return fmt::format("(peak; {} warm-up steps, then 1/sqrt(step))", flags.warmup);
-  };
-  return translation_main(argc, argv, recipe);
+  run.note(fmt::format("{} steps of up to {} sentences{} ({} per epoch); Adam lr {} (peak; {} warm-up steps, then "
+                       "1/sqrt(step)), β 0.9 0.98; clip {}",
+                       cfg.training.steps, cfg.batch,
+                       cfg.batch_tokens > 0 ? fmt::format(" and {} tokens", cfg.batch_tokens) : "",
+                       cursor.batches_per_epoch(), cfg.lr, flags.warmup, cfg.training.clip));
+
+  Trainer trainer(run, model, adam, cfg.training);
+  trainer.keep("init", init_gen);
+  trainer.keep("noise", noise_gen);
+  trainer.keep(cursor);
+  save_new_subwords(data, run);
+  trainer.start();
+  if (trainer.due_for_validation()) trainer.validate(validate_translation(model, data, cfg, run, 0));
+  while (trainer.running()) {
+    adam.set_lr(learning_rate(trainer.next_step()));
+    trainer.step(translation_loss(model, make_translation_batch(data.train, cursor.next())));
+    if (trainer.due_for_log()) trainer.log_train();
+    if (trainer.due_for_validation())
+      trainer.validate(validate_translation(model, data, cfg, run, trainer.steps_taken()));
+  }
+  if (trainer.due_for_test()) test_translation(model, data, cfg, run, trainer);
+  return 0;
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return run_main(argc, argv, train); }

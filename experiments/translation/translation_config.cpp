@@ -39,9 +39,9 @@ void add_translation_flags(CLI::App& app, TranslationConfig& cfg, const std::vec
   app.add_option("--batch-tokens", cfg.batch_tokens,
                  "at most this many padded tokens per step, counted on the longer side (0: no limit)")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--clip", cfg.loop.clip, "global gradient norm clip")->check(CLI::PositiveNumber);
-  app.add_option("--steps", cfg.loop.steps, "training steps")->check(CLI::PositiveNumber);
-  app.add_option("--eval-every", cfg.loop.eval_every, "steps between validations")->check(CLI::PositiveNumber);
+  app.add_option("--clip", cfg.training.clip, "global gradient norm clip")->check(CLI::PositiveNumber);
+  app.add_option("--steps", cfg.training.steps, "training steps")->check(CLI::PositiveNumber);
+  app.add_option("--eval-every", cfg.training.eval_every, "steps between validations")->check(CLI::PositiveNumber);
   app.add_option("--beam", cfg.beam, "beam size for the test set and --translate (1: greedy)")->check(CLI::Range(1, 100));
   app.add_option("--valid-beam", cfg.valid_beam, "beam size for validation BLEU")->check(CLI::Range(1, 100));
   app.add_option("--length-norm", cfg.length_norm, "rank finished hypotheses by score / length^this (0: off)")
@@ -49,7 +49,7 @@ void add_translation_flags(CLI::App& app, TranslationConfig& cfg, const std::vec
   app.add_option("--valid-limit", cfg.valid_limit, "validation BLEU on the first N sentences (0: all)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--decode-batch", cfg.decode_batch, "sentences per beam-search batch")->check(CLI::PositiveNumber);
-  add_loop_flags(app, cfg.loop);
+  add_trainer_flags(app, cfg.training);
 }
 
 Corpus read_corpus(const TranslationConfig& cfg, uint64_t seed) {

@@ -11,7 +11,7 @@
 
 #include "rmsgrad/experiments/common/norm_flags.h"
 #include "rmsgrad/experiments/common/run.h"
-#include "rmsgrad/experiments/common/training_loop.h"
+#include "rmsgrad/experiments/common/trainer.h"
 #include "rmsgrad/experiments/translation/translation_data.h"
 
 namespace rg {
@@ -27,7 +27,7 @@ struct TranslationConfig {
   float dropout = 0.2f, label_smoothing = 0.1f;
   double lr = 1e-4;
   int64_t batch = 80, batch_tokens = 0;
-  TrainingOptions loop{.steps = 10000, .eval_every = 1000, .clip = 1.0, .best_metric = "BLEU"};
+  TrainingOptions training{.steps = 10000, .eval_every = 1000, .clip = 1.0, .best_metric = "BLEU"};
   int beam = 5, valid_beam = 5;
   float length_norm = 1.0f;
   int64_t valid_limit = 0, decode_batch = 40;

@@ -1,7 +1,7 @@
 #pragma once
-// One driver body for every translation model. A model's main.cpp gives a
-// recipe — its flags, how to build it, how it learns — and calls
-// translation_main; everything else is shared:
+// What the translation drivers (build/bin/rnnsearch, build/bin/transformer)
+// share, as free functions their main.cpp calls in order; each driver writes
+// its own flags, model, schedule and training loop.
 //
 // Training: a joint SentencePiece BPE model of --vocab-size pieces is trained
 // on the training text (both languages) into <out>/subword.model; pairs
@@ -22,20 +22,56 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
-#include <functional>
-#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "rmsgrad/core/error.h"
-#include "rmsgrad/core/random.h"
+#include "rmsgrad/experiments/common/run.h"
+#include "rmsgrad/experiments/common/trainer.h"
+#include "rmsgrad/experiments/translation/subword.h"
 #include "rmsgrad/experiments/translation/translation_config.h"
 #include "rmsgrad/models/seq2seq.h"
-#include "rmsgrad/optim/adam.h"
 
 namespace rg {
+
+// Without data flags (the synthetic task): defaults for the flags not given
+// ({"--steps", "400"}), so that the bare command is a quick demonstration;
+// --vocab-size is 400 there for every model. Call after parse_flags.
+void apply_synthetic_defaults(CLI::App& app, const TranslationConfig& cfg,
+                              std::vector<std::pair<std::string, std::string>> defaults);
+
+// The text of a training run, its subwords and the encoded sets.
+struct TranslationData {
+  Corpus corpus;
+  Subword subword;
+  bool subword_is_new = false;  // trained now, not read from the resumed run's subword.model
+  EncodedPairs train, valid;
+  std::vector<std::vector<int32_t>> valid_sources;  // the first --valid-limit sources, for BLEU
+  std::vector<std::string> valid_refs;
+};
+
+// Reads the corpus (or makes the synthetic task), trains the subwords (or
+// reads the resumed run's) and encodes every set, noting each in the log.
+TranslationData read_translation_data(const TranslationConfig& cfg, Run& run);
+// Writes new subwords into the run directory (rank 0), right before training:
+// a start that fails earlier leaves an earlier run's subword.model as it was.
+void save_new_subwords(const TranslationData& data, Run& run);
+
+// The loss of a training batch: under mpirun, this process's share of it,
+// weighted as its part of the global batch's mean (dist/batch_share.h).
+Var translation_loss(Seq2Seq& model, const TranslationBatch& batch);
+
+// The validation: per-token loss, and BLEU of the validation sources'
+// translations (kept in hypotheses/valid.step<N>.txt); BLEU is the score
+// that picks best.safetensors.
+Evaluation validate_translation(Seq2Seq& model, const TranslationData& data, const TranslationConfig& cfg, Run& run,
+                                int64_t step);
+// The test after training, with the best checkpoint: a test line with its
+// loss, BLEU and step, and BLEU's signature in the log. Nothing without a test set.
+void test_translation(Seq2Seq& model, const TranslationData& data, const TranslationConfig& cfg, Run& run,
+                      Trainer& trainer);
 
 // A finished run's config.json, read back for --translate.
 class SavedSettings {
@@ -58,33 +94,14 @@ class SavedSettings {
   nlohmann::json json_;
 };
 
-struct TranslationRecipe {
-  std::string title;               // the --help header
-  std::string model_name;          // in the log: "RNNSearch"
-  std::vector<std::string> norms;  // the --norm choices
-  std::string norm_places;         // where the norm acts, for --help
-  TranslationConfig defaults;      // the shared settings' defaults for this model
-  // The model's own flags, bound to the recipe's own settings.
-  std::function<void(CLI::App&)> add_model_flags;
-  // Reads the model's own flags back from a run's config.json (--translate).
-  std::function<void(const SavedSettings&)> restore_model_flags;
-  // The model, over a joint vocabulary of `vocab` subwords.
-  std::function<std::unique_ptr<Seq2Seq>(const TranslationConfig& cfg, int64_t vocab, Generator& init_gen,
-                                         Generator& noise_gen)>
-      build;
-  // Adam's settings (lr is set from learning_rate at every step when that is given).
-  std::function<AdamOptions(const TranslationConfig& cfg)> adam;
-  // The learning rate of step (1-based); empty: cfg.lr throughout.
-  std::function<double(const TranslationConfig& cfg, int64_t step)> learning_rate;
-  // What the log says about the schedule ("" for a constant rate).
-  std::function<std::string(const TranslationConfig& cfg)> describe_schedule;
-  // Without data flags (the synthetic task): defaults for flags not given,
-  // {"--steps", "400"}, so that the bare command is a quick demonstration.
-  // --vocab-size is 400 there for every model.
-  std::vector<std::pair<std::string, std::string>> synthetic_defaults;
-};
-
-// The whole driver: parses the flags, then trains or (--translate) translates.
-int translation_main(int argc, char** argv, const TranslationRecipe& recipe);
+// For --translate: the shared settings that shape the model (the norm), from
+// the run's config.json.
+void restore_translation_settings(const SavedSettings& saved, TranslationConfig& cfg);
+// The run's subwords (<out>/subword.model).
+Subword saved_subwords(const TranslationConfig& cfg);
+// Translates --translate with the run's best.safetensors (else its
+// checkpoint.safetensors) loaded into `model`: one line per input line, to
+// --output or stdout.
+void translate_file(Seq2Seq& model, const Subword& subword, const TranslationConfig& cfg);
 
 }  // namespace rg

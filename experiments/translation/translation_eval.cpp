@@ -9,7 +9,6 @@
 
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/core/parallel.h"
-#include "rmsgrad/experiments/common/training_checkpoint.h"
 #include "rmsgrad/experiments/common/text_file.h"
 #include "rmsgrad/experiments/translation/beam_search.h"
 

@@ -1,4 +1,4 @@
-// The shared training loop (experiments/common/training_loop.h), driven the
+// The shared training loop (experiments/common/trainer.h), driven the
 // way a user drives it: a model of their own, their own batches, loss and
 // validation. Checks what the loop promises: when it logs and validates, the
 // best checkpoint, --stop-after and a bit-exact resume, a NaN loss stopped
@@ -14,7 +14,8 @@
 #include "rmsgrad/autograd/ops.h"
 #include "rmsgrad/data/batching.h"
 #include "rmsgrad/experiments/common/run.h"
-#include "rmsgrad/experiments/common/training_loop.h"
+#include "rmsgrad/experiments/common/trainer.h"
+#include "rmsgrad/layers/save_load.h"
 #include "rmsgrad/layers/linear.h"
 #include "rmsgrad/optim/adam.h"
 #include "test_util.h"
@@ -63,8 +64,9 @@ Points rows(const Points& all, const Batch& batch) {
   return p;
 }
 
-// One training run of QuadrantNet in `dir` with the loop; `steps` and
-// `options` as a driver's flags would set them. Returns what run() returned.
+// One training run of QuadrantNet in `dir`, with the loop a driver writes;
+// `steps` and `options` as a driver's flags would set them. Returns the steps
+// taken.
 struct QuadrantRun {
   RunOptions run_options;
   TrainingOptions options{.steps = 40, .eval_every = 10, .best_metric = "accuracy"};
@@ -86,19 +88,7 @@ struct QuadrantRun {
     QuadrantNet model(init);
     Adam adam(model.named_parameters(), AdamOptions{.lr = 0.05});
     BatchCursor cursor(shuffled_batches(256, 32), 3);
-
-    TrainingLoop loop(run, model, adam, options);
-    loop.progress.cursor = &cursor;
-    loop.progress.generators = {{"init", &init}};
-    loop.batch_loss = [&](int64_t step) {
-      Points b = rows(train_set, cursor.next());
-      Var loss = cross_entropy(model(constant(b.x)), Indices(b.labels));
-      if (always_nan || (poison_at_step_7 && step == 7)) return loss * constant(Tensor::full(loss.value().shape(), NAN));
-      // d/dw √(0·w²) = 0·w / √0 = NaN, while the value √0 = 0 leaves the loss as it is.
-      if (poison_gradient_at_step_7 && step == 7) return loss + sum(sqrt(square(model.out->weight) * 0.0f));
-      return loss;
-    };
-    loop.validate = [&](int64_t step) {
+    auto validation = [&] {
       NoGradGuard no_grad;
       Var logits = model(constant(valid_set.x));
       int64_t right = 0;
@@ -108,14 +98,32 @@ struct QuadrantRun {
       }
       const double accuracy = 100.0 * static_cast<double>(right) / static_cast<double>(valid_set.labels.size());
       return Evaluation{.loss = cross_entropy(logits, Indices(valid_set.labels)).item(),
-                        .fields = {{"accuracy", accuracy}},
-                        .score = score_at ? score_at(step) : accuracy};
+                        .fields = {{"accuracy", accuracy}}, .score = accuracy};
     };
-    loop.test = [&](int64_t step) {
-      const int64_t best = loop.load_best();
-      run.log_eval("test", step, 0.0, {{"best_step", static_cast<double>(best)}});
+
+    Trainer trainer(run, model, adam, options);
+    trainer.keep(cursor);
+    trainer.keep("init", init);
+    trainer.start();
+    auto validate = [&] {
+      Evaluation e = validation();
+      if (score_at) e.score = score_at(trainer.steps_taken());
+      trainer.validate(e);
     };
-    return loop.run();
+    if (trainer.due_for_validation()) validate();
+    while (trainer.running()) {
+      const int64_t step = trainer.next_step();
+      Points b = rows(train_set, cursor.next());
+      Var loss = cross_entropy(model(constant(b.x)), Indices(b.labels));
+      if (always_nan || (poison_at_step_7 && step == 7)) loss = loss * constant(Tensor::full(loss.value().shape(), NAN));
+      // d/dw √(0·w²) = 0·w / √0 = NaN, while the value √0 = 0 leaves the loss as it is.
+      if (poison_gradient_at_step_7 && step == 7) loss = loss + sum(sqrt(square(model.out->weight) * 0.0f));
+      trainer.step(loss);
+      if (trainer.due_for_log()) trainer.log_train();
+      if (trainer.due_for_validation()) validate();
+    }
+    if (trainer.due_for_test()) trainer.log_test({0.0, {{"best_step", static_cast<double>(trainer.load_best())}}});
+    return trainer.steps_taken();
   }
 };
 
@@ -127,7 +135,7 @@ std::vector<int64_t> steps_of(const std::vector<nlohmann::json>& lines) {
 
 }  // namespace
 
-TEST_CASE("loop: a user's model learns; train lines every --log-every, validation every eval_every and at the end") {
+TEST_CASE("trainer: a user's model learns; train lines every --log-every, validation every eval_every and at the end") {
   test::TempDir dir("loop_cadence");
   QuadrantRun quadrants;
   quadrants.options.steps = 42;  // not a multiple of either interval: the last step logs and validates too
@@ -145,7 +153,7 @@ TEST_CASE("loop: a user's model learns; train lines every --log-every, validatio
   CHECK(fs::exists(dir.path / "run" / "checkpoint.safetensors"));
 }
 
-TEST_CASE("loop: best.safetensors keeps the highest score, and load_best returns its step") {
+TEST_CASE("trainer: best.safetensors keeps the highest score, and load_best returns its step") {
   test::TempDir dir("loop_best");
   QuadrantRun quadrants;
   quadrants.score_at = [](int64_t step) { return step == 20 ? 5.0 : static_cast<double>(step) / 100.0; };
@@ -155,7 +163,7 @@ TEST_CASE("loop: best.safetensors keeps the highest score, and load_best returns
   CHECK(test_lines[0]["best_step"].get<int64_t>() == 20);
 }
 
-TEST_CASE("loop: --stop-after, then --resume, logs the uninterrupted run's losses bit for bit") {
+TEST_CASE("trainer: --stop-after, then --resume, logs the uninterrupted run's losses bit for bit") {
   test::TempDir dir("loop_resume");
   QuadrantRun whole;
   whole.train(dir.path / "whole");
@@ -177,7 +185,7 @@ TEST_CASE("loop: --stop-after, then --resume, logs the uninterrupted run's losse
   }
 }
 
-TEST_CASE("loop: a --train-minutes budget ends training at the first step past it, validated and tested") {
+TEST_CASE("trainer: a --train-minutes budget ends training at the first step past it, validated and tested") {
   test::TempDir dir("loop_budget");
   QuadrantRun quadrants;
   quadrants.options.train_minutes = 1e-9;  // 60 ns: every step ends past it
@@ -202,7 +210,7 @@ TEST_CASE("loop: a --train-minutes budget ends training at the first step past i
   CHECK(roomy.train(dir.path / "roomy") == 40);
 }
 
-TEST_CASE("loop: a NaN loss stops the run with the step named and keeps the last checkpoint") {
+TEST_CASE("trainer: a NaN loss stops the run with the step named and keeps the last checkpoint") {
   test::TempDir dir("loop_nan");
   QuadrantRun quadrants;
   quadrants.poison_at_step_7 = true;
@@ -210,7 +218,7 @@ TEST_CASE("loop: a NaN loss stops the run with the step named and keeps the last
   CHECK(fs::exists(dir.path / "run" / "checkpoint.safetensors"));  // the step-0 one
 }
 
-TEST_CASE("loop: a NaN gradient with a finite loss stops the run naming the step and the parameter") {
+TEST_CASE("trainer: a NaN gradient with a finite loss stops the run naming the step and the parameter") {
   test::TempDir dir("loop_nan_gradient");
   QuadrantRun quadrants;
   quadrants.poison_gradient_at_step_7 = true;
@@ -218,7 +226,7 @@ TEST_CASE("loop: a NaN gradient with a finite loss stops the run naming the step
                     "at step 7; stopping (the last good checkpoint is kept");
 }
 
-TEST_CASE("loop: with skip_nonfinite a NaN step is skipped, noted, and training goes on unharmed") {
+TEST_CASE("trainer: with skip_nonfinite a NaN step is skipped, noted, and training goes on unharmed") {
   test::TempDir dir("loop_skip");
   QuadrantRun quadrants;
   quadrants.poison_gradient_at_step_7 = true;
@@ -233,7 +241,7 @@ TEST_CASE("loop: with skip_nonfinite a NaN step is skipped, noted, and training 
   CHECK(text.find("step 7: gradient of out.weight (NaN) is not finite; step skipped") != std::string::npos);
 }
 
-TEST_CASE("loop: with skip_nonfinite, ten non-finite steps in a row stop the run") {
+TEST_CASE("trainer: with skip_nonfinite, ten non-finite steps in a row stop the run") {
   test::TempDir dir("loop_skip_all");
   QuadrantRun quadrants;
   quadrants.options.skip_nonfinite = true;
@@ -241,8 +249,23 @@ TEST_CASE("loop: with skip_nonfinite, ten non-finite steps in a row stop the run
   test::check_error([&] { quadrants.train(dir.path / "run"); }, "10 steps in a row", "the last at step 10");
 }
 
-TEST_CASE("loop: clear errors for a loop that is not set up") {
-  test::TempDir dir("loop_errors");
+TEST_CASE("trainer: best.safetensors and checkpoint.safetensors hold the model for rg::load") {
+  test::TempDir dir("trainer_load");
+  QuadrantRun quadrants;
+  quadrants.train(dir.path / "run");
+  for (const char* file : {"best.safetensors", "checkpoint.safetensors"}) {
+    CAPTURE(file);
+    Generator other(99);
+    QuadrantNet model(other);  // other weights, until loaded
+    load(model, (dir.path / "run" / file).string());
+    const Tensor saved = load_checkpoint((dir.path / "run" / file).string()).find("param.out.weight")->clone();
+    REQUIRE(saved.numel() == model.out->weight.value().numel());
+    for (int64_t i = 0; i < saved.numel(); ++i) CHECK(model.out->weight.value().data()[i] == saved.data()[i]);
+  }
+}
+
+TEST_CASE("trainer: clear errors for calls out of order") {
+  test::TempDir dir("trainer_errors");
   RunOptions run_options;
   run_options.out = (dir.path / "run").string();
   CLI::App app{"errors"};
@@ -251,8 +274,14 @@ TEST_CASE("loop: clear errors for a loop that is not set up") {
   Generator init(1);
   QuadrantNet model(init);
   Adam adam(model.named_parameters(), AdamOptions{});
-  test::check_error([&] { TrainingLoop(run, model, adam, {.steps = 0}); }, "TrainingLoop", "steps is 0");
-  TrainingLoop loop(run, model, adam, {});
-  test::check_error([&] { loop.run(); }, "TrainingLoop::run", "set batch_loss and validate");
-  test::check_error([&] { loop.load_best(); }, "load_best", "no best checkpoint");
+  test::check_error([&] { Trainer(run, model, adam, {.steps = 0}); }, "Trainer", "steps is 0");
+  Trainer trainer(run, model, adam, {});
+  test::check_error([&] { trainer.running(); }, "Trainer::running", "call start() first");
+  test::check_error([&] { trainer.load_best(); }, "load_best", "no best checkpoint");
+  trainer.keep("init", init);
+  test::check_error([&] { trainer.keep("init", init); }, "Trainer::keep", "two generators named 'init'");
+  trainer.start();
+  test::check_error([&] { trainer.validate({}); }, "Trainer::validate", "when due_for_validation() says yes");
+  test::check_error([&] { trainer.due_for_test(); }, "Trainer::due_for_test", "after the loop");
+  test::check_error([&] { trainer.keep("late", init); }, "Trainer::keep", "before start()");
 }

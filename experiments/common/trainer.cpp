@@ -1,0 +1,267 @@
+// The trainer (see trainer.h).
+#include "rmsgrad/experiments/common/trainer.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <utility>
+
+#include "rmsgrad/autograd/tape.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/core/parallel.h"
+#include "rmsgrad/core/polite_threads.h"
+#include "rmsgrad/experiments/common/training_progress.h"
+#include "rmsgrad/layers/save_load.h"
+#include "rmsgrad/optim/save_load.h"
+
+namespace rg {
+
+void add_trainer_flags(CLI::App& app, TrainingOptions& options) {
+  app.add_option("--stop-after", options.stop_after, "stop after this step as if interrupted (for testing --resume)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--train-minutes", options.train_minutes,
+                 "a budget of training time: stop after the step that ends this many minutes of training "
+                 "(evaluation excluded) or at --steps, whichever comes first, then validate and test as at "
+                 "the last step (0: no budget)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--skip-nonfinite", options.skip_nonfinite,
+               "skip a step whose loss or gradient is NaN or infinite instead of stopping");
+  app.add_flag("--keep-threads", options.keep_threads,
+               "use --threads threads throughout, also while other processes hold cores (by default a run "
+               "uses only the cores they leave free, and its last bits then depend on the machine's load)");
+  app.add_option("--bucket-mb", options.bucket_mb,
+                 "under mpirun: MiB of gradients summed over the processes at a time, while backward runs")
+      ->check(CLI::Range(0.001, 4096.0));
+}
+
+Trainer::Trainer(Run& run, Module& model, Optimizer& optimizer, TrainingOptions options)
+    : run_(run), model_(model), optimizer_(optimizer), options_(std::move(options)),
+      checkpoint_path_(run.path("checkpoint.safetensors")), best_path_(run.path("best.safetensors")),
+      group_(dist::ProcessGroup::world()),
+      reducer_(group_, model.named_parameters(), static_cast<int64_t>(options_.bucket_mb * 1048576.0)),
+      best_score_(std::numeric_limits<double>::lowest()) {  // below every score
+  check(options_.steps >= 1, "Trainer: steps is {}; train at least one", options_.steps);
+  check(options_.eval_every >= 1, "Trainer: eval_every is {}; it must be at least 1", options_.eval_every);
+}
+
+Trainer::~Trainer() = default;
+
+void Trainer::keep(ResumableCursor& cursor) {
+  check(!started_, "Trainer::keep: call it before start()");
+  cursor_ = &cursor;
+}
+
+void Trainer::keep(const std::string& name, Generator& generator) {
+  check(!started_, "Trainer::keep: call it before start()");
+  for (const auto& [other, gen] : generators_) check(other != name, "Trainer::keep: two generators named '{}'", name);
+  generators_.emplace_back(name, &generator);
+}
+
+int64_t Trainer::start() {
+  check(!started_, "Trainer::start: called twice");
+  started_ = true;
+  if (run_.resuming()) resume();
+  start_from_rank0();
+  run_.begin_training(step_);
+  bar_ = std::make_unique<ProgressBar>(options_.steps, "train");
+  // A run resumed after its --train-minutes ran out has no step left: it is
+  // tested again, as a run resumed after its last step is.
+  budget_spent_ = run_.resuming() && out_of_time();
+  return step_;
+}
+
+bool Trainer::running() {
+  check(started_, "Trainer::running: call start() first");
+  if (stopped_) return false;
+  bool more = step_ < options_.steps && !budget_spent_;
+  if (took_step_ && last_ && step_ < options_.steps) {
+    run_.note(fmt::format("stopping after step {}: {:.1f} minutes of training (--train-minutes {})", step_,
+                          run_.train_seconds() / 60.0, options_.train_minutes));
+    more = false;
+  } else if (took_step_ && step_ == options_.stop_after) {
+    run_.note(fmt::format("stopping after step {} (--stop-after)", step_));
+    stopped_early_ = true;
+    more = false;
+  }
+  if (!more) {
+    bar_->finish();
+    stopped_ = true;
+  }
+  return more;
+}
+
+void Trainer::step(const Var& loss) {
+  check(started_ && !stopped_, "Trainer::step: call it while running() says yes");
+  if (!options_.keep_threads) {
+    const int before = num_threads(), now = share_cores_with_other_processes();
+    if (now != before)
+      run_.note(fmt::format("step {}: {} thread{} from here: {} (--keep-threads keeps {})", step_ + 1, now,
+                            now == 1 ? "" : "s",
+                            now < before ? "other processes hold the other cores" : "cores are free again",
+                            requested_threads()));
+  }
+  optimizer_.zero_grad();
+  reducer_.backward(loss);  // loss.backward(), and the gradients summed over the processes
+  const auto [gradient_norm, gradient_scale] = clip_gradients();
+  const double loss_value = group_.sum(static_cast<double>(loss.item()));  // the global batch's loss
+  tape().clear();
+  ++step_;
+  took_step_ = true;
+  if (const std::string fault = nonfinite(loss_value, gradient_norm); !fault.empty()) {
+    if (!options_.skip_nonfinite) throw Error(fmt::format("{} at step {}; stopping (the last good checkpoint is "
+                                                          "kept; --skip-nonfinite skips such steps)", fault, step_));
+    ++skipped_in_a_row_;
+    run_.note(fmt::format("step {}: {}; step skipped (--skip-nonfinite)", step_, fault));
+    check(skipped_in_a_row_ < kMaxSkippedInARow, "{} steps in a row had a non-finite loss or gradient, the last "
+          "at step {}; stopping (the last good checkpoint is kept)", kMaxSkippedInARow, step_);
+  } else {
+    optimizer_.step(gradient_scale);
+    skipped_in_a_row_ = 0;
+    interval_loss_ += loss_value;
+    interval_steps_ += 1;
+  }
+  bar_->update(step_);
+  last_ = step_ == options_.steps || out_of_time();
+}
+
+bool Trainer::due_for_log() const { return took_step_ && (step_ % run_.log_every() == 0 || last_); }
+
+void Trainer::log_train(Run::Fields extra) {
+  extra.emplace_back("epoch", epoch());
+  const double mean_loss = interval_steps_ > 0 ? interval_loss_ / static_cast<double>(interval_steps_) : NAN;
+  run_.log_train(step_, mean_loss, extra);
+  interval_loss_ = 0.0;
+  interval_steps_ = 0;
+}
+
+bool Trainer::due_for_validation() {
+  check(started_, "Trainer::due_for_validation: call start() first");
+  // Step 0 is validated once, before training: a run resumed from its step-0
+  // checkpoint logged it already.
+  const bool due = took_step_ ? step_ % options_.eval_every == 0 || last_ : step_ == 0 && !run_.resuming();
+  if (!due) return false;
+  if (group_.distributed()) check_replicas_agree();
+  if (!group_.writer()) return false;  // rank 0 validates; the others wait for it at the next step's sums
+  pause_.emplace(run_);
+  return true;
+}
+
+void Trainer::validate(Evaluation valid) {
+  check(pause_.has_value(), "Trainer::validate: call it when due_for_validation() says yes");
+  const double epoch_now = epoch();
+  valid.fields.emplace_back("epoch", epoch_now);
+  run_.log_eval("valid", step_, valid.loss, valid.fields);
+  if (valid.test) {
+    valid.test->fields.emplace_back("epoch", epoch_now);
+    run_.log_eval("test", step_, valid.test->loss, valid.test->fields);
+  }
+  if (!options_.best_metric.empty() && valid.score > best_score_) {
+    best_score_ = valid.score;
+    save(best_path_);
+    run_.note(fmt::format("step {}: best validation {} so far, {:.2f}; kept in {}", step_, options_.best_metric,
+                          valid.score, best_path_));
+  }
+  save(checkpoint_path_);
+  pause_.reset();
+}
+
+bool Trainer::due_for_test() {
+  check(stopped_, "Trainer::due_for_test: call it after the loop, when running() has said no");
+  if (stopped_early_ || !group_.writer()) return false;
+  if (!pause_) pause_.emplace(run_);
+  return true;
+}
+
+void Trainer::log_test(const Scores& scores) { run_.log_eval("test", step_, scores.loss, scores.fields); }
+
+double Trainer::epoch() const {
+  if (cursor_ == nullptr || cursor_->batches_per_epoch() == 0) return 0.0;
+  return static_cast<double>(step_) / static_cast<double>(cursor_->batches_per_epoch());
+}
+
+// Every process must stop at the same step: rank 0's clock decides.
+bool Trainer::out_of_time() const {
+  if (options_.train_minutes <= 0) return false;
+  const double over = group_.writer() && run_.train_seconds() >= options_.train_minutes * 60.0 ? 1.0 : 0.0;
+  return group_.sum(over) > 0;
+}
+
+void Trainer::start_from_rank0() {
+  if (!group_.distributed()) return;
+  for (auto& [name, parameter] : model_.named_parameters()) group_.broadcast(parameter.value().span());
+  for (auto& [name, buffer] : model_.named_buffers()) group_.broadcast(buffer.span());
+}
+
+GlobalClip Trainer::clip_gradients() {
+  const NamedParameters parameters = model_.named_parameters();
+  if (options_.clip > 0 && options_.clip_per_parameter) {
+    double sum_of_squares = 0.0;
+    for (const auto& [name, norm] : clip_grad_norm_per_parameter(parameters, options_.clip))
+      sum_of_squares += norm * norm;
+    return {.norm = std::sqrt(sum_of_squares)};
+  }
+  if (options_.clip > 0) return global_clip(parameters, options_.clip);
+  return {.norm = grad_norm(parameters)};
+}
+
+std::string Trainer::nonfinite(double loss_value, double gradient_norm) const {
+  if (std::isnan(loss_value)) return "loss is NaN";
+  if (!std::isfinite(loss_value)) return loss_value > 0 ? "loss is +Inf" : "loss is -Inf";
+  if (std::isfinite(gradient_norm)) return {};
+  // The norm sums squares in double, so it is not finite only when an element is not.
+  return fmt::format("gradient of {} is not finite", first_nonfinite_gradient(model_.named_parameters()));
+}
+
+void Trainer::save(const std::string& path) const {
+  TrainingProgress progress;
+  progress.step = step_;
+  progress.epoch = cursor_ ? cursor_->epoch() : 0;
+  progress.best_metric = best_score_;
+  progress.train_seconds = run_.train_seconds();
+  if (cursor_) progress.cursor = cursor_->state();
+  Metadata metadata = progress_metadata(progress);
+  metadata["config"] = run_.settings_json();
+  save_training_state(path, model_, optimizer_, metadata, generators_);
+}
+
+void Trainer::resume() {
+  const Checkpoint file = load_checkpoint(checkpoint_path_);
+  check_training_state(file);
+  // The progress first: a file of other metadata is named before its tensors are compared.
+  const TrainingProgress progress = read_training_progress(file.metadata, checkpoint_path_);
+  load_training_state(file, model_, optimizer_, generators_);
+  check(!cursor_ || progress.cursor.has_value(), "checkpoint {}: no data cursor ('data_cursor') to resume from",
+        checkpoint_path_);
+  if (cursor_) cursor_->restore(*progress.cursor);
+  step_ = progress.step;
+  best_score_ = progress.best_metric;
+  run_.note(fmt::format("resumed from {} at step {}", checkpoint_path_, step_));
+}
+
+// Every process must hold the same parameters after every step; a bug that
+// breaks that would otherwise go unseen (only rank 0's are saved). At each
+// validation, a checksum of their bits is compared across processes.
+void Trainer::check_replicas_agree() const {
+  uint64_t hash = 1469598103934665603ull;  // FNV-1a over the parameters' bytes
+  for (const auto& [name, parameter] : model_.named_parameters())
+    for (float v : parameter.value().span()) {
+      uint32_t bits;
+      std::memcpy(&bits, &v, sizeof bits);
+      hash = (hash ^ bits) * 1099511628211ull;
+    }
+  const std::vector<std::string> all = group_.all_gather(std::to_string(hash));
+  for (size_t r = 1; r < all.size(); ++r)
+    check(all[r] == all[0], "after step {} rank {} holds other parameters than rank 0; the processes have diverged",
+          step_, r);
+}
+
+int64_t Trainer::load_best() {
+  check(!options_.best_metric.empty(), "Trainer::load_best: no best checkpoint is kept (set best_metric)");
+  const Checkpoint file = load_checkpoint(best_path_);
+  load(model_, file);
+  return read_training_progress(file.metadata, best_path_).step;
+}
+
+}  // namespace rg
