@@ -58,8 +58,7 @@ void replay(const std::string& target, const fs::path& input, const fs::path& sc
     const fs::path file = scratch / "checkpoint.safetensors";
     std::ofstream(file, std::ios::binary) << bytes;
     Checkpoint checkpoint = load_checkpoint(file.string());
-    TrainingProgress progress;
-    read_training_progress(checkpoint, progress);
+    read_training_progress(checkpoint.metadata, file.string());
     restore_tensors(checkpoint, "param.", {{"w", Tensor::zeros(Shape{2, 3})}});
     return;
   }

@@ -25,6 +25,7 @@ ConvPoolStep::ConvPoolStep(const NormChoice& norm, Sizes& sizes) {
     model_ = std::make_unique<ConvPoolCnnC>(options_, init_, noise_);
     adam_ = std::make_unique<Adam>(model_->named_parameters(),
                                    AdamOptions{.lr = norm.kind == NormKind::None ? 3e-4 : 3e-3});
+    use_training_step(*adam_, {});  // the recipe's clip
   }
   {
     ScopedAllocationTag tag("inputs");
@@ -36,11 +37,7 @@ ConvPoolStep::ConvPoolStep(const NormChoice& norm, Sizes& sizes) {
 
 void ConvPoolStep::run() {
   Var loss = cross_entropy((*model_)(constant(images_)), Indices(labels_));
-  adam_->zero_grad();
-  backward(loss);
-  update(*adam_, [] { return 1.0f; });
-  loss_ = loss.item();
-  tape().clear();
+  take_step(loss);
 }
 
 void ConvPoolStep::dump(const std::string& dir) {

@@ -123,17 +123,31 @@ void write_text(const std::string& path, const std::string& text) {
   std::fclose(f);
 }
 
-void ModelStep::enable_data_parallel(dist::ProcessGroup& group, int64_t bucket_bytes) {
-  reducer_ = std::make_unique<dist::GradientReducer>(group, model().named_parameters(), bucket_bytes);
+void ModelStep::use_training_step(Optimizer& optimizer, ClipOptions clip) {
+  optimizer_ = &optimizer;
+  clip_ = clip;
+  training_step_ = std::make_unique<TrainingStep>(model(), optimizer, clip);
 }
 
-void ModelStep::backward(const Var& loss) {
-  profile_mark("zero grad");  // what ran since the loss: the optimizer's zero_grad
-  if (reducer_)
-    reducer_->backward(loss);
-  else
-    tape().backward(loss);
+void ModelStep::enable_data_parallel(dist::ProcessGroup& group, int64_t bucket_bytes) {
+  check(optimizer_ != nullptr, "ModelStep: use_training_step first");
+  training_step_ = std::make_unique<TrainingStep>(model(), *optimizer_, clip_, group, bucket_bytes);
+  distributed_ = group.distributed();
+}
+
+void ModelStep::take_step(const Var& loss) {
+  training_step_->zero_grad();
+  profile_mark("zero grad");
+  training_step_->backward(loss);
   profile_mark("backward bookkeeping");  // the pass's end: intermediate gradients released
+  StepOutcome outcome;
+  {
+    ScopedAllocationTag tag("optimizer state");
+    outcome = training_step_->update(loss);
+  }
+  profile_mark("optimizer");  // the clip, the finite check and the update
+  check(outcome.nonfinite.empty(), "bench: {} (the benchmark's batch is random; a bug)", outcome.nonfinite);
+  loss_ = outcome.loss;
 }
 
 CheckResult write_translation_check(const std::string& dir, Seq2Seq& model, const TokenBatch& source,

@@ -7,7 +7,7 @@
 //   Sizes sizes;                          // the model's defaults: its paper's recipe
 //   sizes.set("batch=32");                // --set batch=32
 //   auto step = make_model_step("rnnsearch", {NormKind::RMSNorm, NormImpl::Composed}, sizes);
-//   step->run();                          // forward, backward, clip, update; clears the tape
+//   step->run();                          // forward, then the drivers' TrainingStep: backward, clip, update
 //   step->loss();                         // the loss of that step
 //
 // Every allocation outside the forward and backward passes is tagged
@@ -30,6 +30,7 @@
 #include "rmsgrad/autograd/ops.h"
 #include "rmsgrad/core/allocation_tags.h"
 #include "rmsgrad/dist/gradient_reducer.h"
+#include "rmsgrad/experiments/common/training_step.h"
 #include "rmsgrad/optim/optimizer.h"
 #include "rmsgrad/core/random.h"
 #include "rmsgrad/layers/module.h"
@@ -81,27 +82,26 @@ class ModelStep {
   double loss() const { return loss_; }
 
   // Under mpirun: backward sums the gradients over the processes in buckets
-  // (dist/gradient_reducer.h), as the training loop does; each process's
-  // batch is its share (bench_step's --set batch=… per process).
+  // (dist/gradient_reducer.h), as the trainer does; each process's batch is
+  // its share (bench_step's --set batch=… per process).
   void enable_data_parallel(dist::ProcessGroup& group, int64_t bucket_bytes);
-  const dist::GradientReducer* reducer() const { return reducer_.get(); }
+  const dist::GradientReducer* reducer() const { return distributed_ ? &training_step_->reducer() : nullptr; }
 
  protected:
-  // loss.backward(), or the data-parallel one when enabled.
-  void backward(const Var& loss);
-  // The update under the "optimizer state" tag: clip (when the recipe
-  // clips; it returns the gradient scale the optimizer's step applies, as
-  // global_clip's), then the optimizer's step. Under an OpProfile each is a phase.
-  template <class Clip>
-  static void update(Optimizer& optimizer, Clip clip) {
-    ScopedAllocationTag tag("optimizer state");
-    const float gradient_scale = clip();
-    profile_mark("clip");
-    optimizer.step(gradient_scale);
-    profile_mark("optimizer");
-  }
+  // The step the drivers train with (experiments/common/training_step.h),
+  // with the recipe's clip; call once the model and its optimizer exist.
+  void use_training_step(Optimizer& optimizer, ClipOptions clip);
+  // One step on `loss`: the TrainingStep's parts, each a phase of an
+  // OpProfile ("zero grad", "backward bookkeeping", "optimizer"), the update
+  // under the "optimizer state" allocation tag. Sets loss().
+  void take_step(const Var& loss);
+
+ private:
   double loss_ = 0.0;
-  std::unique_ptr<dist::GradientReducer> reducer_;
+  Optimizer* optimizer_ = nullptr;
+  ClipOptions clip_;
+  bool distributed_ = false;
+  std::unique_ptr<TrainingStep> training_step_;
 };
 
 inline constexpr std::string_view kModelNames = "rnnsearch|transformer|reader|order_embedding|convpool";

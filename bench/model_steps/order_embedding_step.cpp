@@ -21,6 +21,7 @@ OrderEmbeddingStep::OrderEmbeddingStep(const NormChoice& norm, Sizes& sizes) {
     ScopedAllocationTag tag("parameters");
     model_ = std::make_unique<OrderEmbeddingModel>(options, gen_);
     adam_ = std::make_unique<Adam>(model_->named_parameters(), AdamOptions{.lr = 1e-3});
+    use_training_step(*adam_, {.clip = 2.0, .clip_per_parameter = true});  // the recipe's clip
   }
   std::vector<int64_t> lengths(batch);
   for (int64_t b = 0; b < batch; ++b) lengths[b] = 6 + (5 * b) % 12;
@@ -31,14 +32,7 @@ OrderEmbeddingStep::OrderEmbeddingStep(const NormChoice& norm, Sizes& sizes) {
 
 void OrderEmbeddingStep::run() {
   Var loss = model_->loss(captions_.ids, captions_.mask, constant(images_));
-  adam_->zero_grad();
-  backward(loss);
-  update(*adam_, [&] {
-    clip_grad_norm_per_parameter(model_->named_parameters(), 2.0);
-    return 1.0f;
-  });
-  loss_ = loss.item();
-  tape().clear();
+  take_step(loss);
 }
 
 }  // namespace rg::bench

@@ -25,6 +25,7 @@ ReaderStep::ReaderStep(const NormChoice& norm, Sizes& sizes) {
     model_ = std::make_unique<AttentiveReader>(options, gen_, noise_gen_);
     model_->train();
     adam_ = std::make_unique<Adam>(model_->named_parameters(), AdamOptions{.lr = 8e-5});
+    use_training_step(*adam_, {.clip = 10.0});  // the recipe's clip
   }
   reshape(batch, doc_len, query_len);
 }
@@ -53,11 +54,7 @@ void ReaderStep::reshape(int64_t batch, int64_t doc_len, int64_t query_len) {
 void ReaderStep::run() {
   const ReaderInputs in{document_.ids, document_.mask, query_.ids, query_.mask, candidates_, candidate_padding_};
   Var loss = model_->loss(in, answers_);
-  adam_->zero_grad();
-  backward(loss);
-  update(*adam_, [&] { return global_clip(model_->named_parameters(), 10.0).scale; });
-  loss_ = loss.item();
-  tape().clear();
+  take_step(loss);
 }
 
 }  // namespace rg::bench

@@ -29,6 +29,7 @@ RnnSearchStep::RnnSearchStep(const NormChoice& norm, Sizes& sizes) {
   }
   reshape(batch, src_len, tgt_len);
   adam_ = std::make_unique<Adam>(model_->named_parameters(), AdamOptions{.lr = 1e-4});
+  use_training_step(*adam_, {.clip = 1.0});  // the recipe's clip
 }
 
 void RnnSearchStep::reshape(int64_t batch, int64_t src_len, int64_t tgt_len) {
@@ -38,11 +39,7 @@ void RnnSearchStep::reshape(int64_t batch, int64_t src_len, int64_t tgt_len) {
 
 void RnnSearchStep::run() {
   Var loss = model_->loss(source_.ids, source_.mask, target_.ids, target_.mask);
-  adam_->zero_grad();
-  backward(loss);
-  update(*adam_, [&] { return global_clip(model_->named_parameters(), 1.0).scale; });
-  loss_ = loss.item();
-  tape().clear();
+  take_step(loss);
 }
 
 void RnnSearchStep::dump(const std::string& dir) {

@@ -33,6 +33,7 @@ TransformerStep::TransformerStep(const NormChoice& norm, Sizes& sizes) {
   reshape(batch, src_len, tgt_len);
   adam_ = std::make_unique<Adam>(model_->named_parameters(),
                                  AdamOptions{.lr = 7e-4, .beta1 = 0.9, .beta2 = 0.98, .eps = 1e-9});
+  use_training_step(*adam_, {});  // the recipe's clip
 }
 
 void TransformerStep::reshape(int64_t batch, int64_t src_len, int64_t tgt_len) {
@@ -42,11 +43,7 @@ void TransformerStep::reshape(int64_t batch, int64_t src_len, int64_t tgt_len) {
 
 void TransformerStep::run() {
   Var loss = model_->loss(source_.ids, source_.mask, target_.ids, target_.mask);
-  adam_->zero_grad();
-  backward(loss);
-  update(*adam_, [] { return 1.0f; });  // the recipe does not clip
-  loss_ = loss.item();
-  tape().clear();
+  take_step(loss);
 }
 
 void TransformerStep::dump(const std::string& dir) {

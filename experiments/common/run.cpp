@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
@@ -211,6 +212,26 @@ void write_replacing(const std::string& file, const std::string& text) {
 }
 
 }  // namespace
+
+namespace {
+
+// The flags of a program that has only the run's own, set to `options`.
+struct RunFlags {
+  RunOptions values;
+  CLI::App app;
+};
+
+std::unique_ptr<RunFlags> run_flags(const RunOptions& options) {
+  auto flags = std::make_unique<RunFlags>();
+  flags->values = options;
+  add_run_options(flags->app, flags->values);
+  return flags;
+}
+
+}  // namespace
+
+// (The flags live until the end of the delegation: they are a temporary of its full expression.)
+Run::Run(const RunOptions& options) : Run(run_flags(options)->app, options) {}
 
 Run::Run(const CLI::App& app, const RunOptions& options)
     : dir_(options.out), resuming_(options.resume), log_every_(options.log_every), created_(Clock::now()),

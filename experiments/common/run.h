@@ -126,6 +126,8 @@ class Run {
   // Throws rg::Error naming the path when the directory cannot be created or
   // written.
   Run(const CLI::App& app, const RunOptions& options);
+  // A run of a program without flags of its own: its settings are `options`.
+  explicit Run(const RunOptions& options);
   ~Run();
   Run(const Run&) = delete;
   Run& operator=(const Run&) = delete;

@@ -8,7 +8,6 @@
 #include <limits>
 #include <utility>
 
-#include "rmsgrad/autograd/tape.h"
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/core/parallel.h"
 #include "rmsgrad/core/polite_threads.h"
@@ -40,7 +39,8 @@ Trainer::Trainer(Run& run, Module& model, Optimizer& optimizer, TrainingOptions 
     : run_(run), model_(model), optimizer_(optimizer), options_(std::move(options)),
       checkpoint_path_(run.path("checkpoint.safetensors")), best_path_(run.path("best.safetensors")),
       group_(dist::ProcessGroup::world()),
-      reducer_(group_, model.named_parameters(), static_cast<int64_t>(options_.bucket_mb * 1048576.0)),
+      training_step_(model, optimizer, {.clip = options_.clip, .clip_per_parameter = options_.clip_per_parameter},
+                     group_, static_cast<int64_t>(options_.bucket_mb * 1048576.0)),
       best_score_(std::numeric_limits<double>::lowest()) {  // below every score
   check(options_.steps >= 1, "Trainer: steps is {}; train at least one", options_.steps);
   check(options_.eval_every >= 1, "Trainer: eval_every is {}; it must be at least 1", options_.eval_every);
@@ -102,24 +102,20 @@ void Trainer::step(const Var& loss) {
                             now < before ? "other processes hold the other cores" : "cores are free again",
                             requested_threads()));
   }
-  optimizer_.zero_grad();
-  reducer_.backward(loss);  // loss.backward(), and the gradients summed over the processes
-  const auto [gradient_norm, gradient_scale] = clip_gradients();
-  const double loss_value = group_.sum(static_cast<double>(loss.item()));  // the global batch's loss
-  tape().clear();
+  const StepOutcome outcome = training_step_.take(loss);  // no update when not finite
   ++step_;
   took_step_ = true;
-  if (const std::string fault = nonfinite(loss_value, gradient_norm); !fault.empty()) {
-    if (!options_.skip_nonfinite) throw Error(fmt::format("{} at step {}; stopping (the last good checkpoint is "
-                                                          "kept; --skip-nonfinite skips such steps)", fault, step_));
+  if (!outcome.nonfinite.empty()) {
+    if (!options_.skip_nonfinite)
+      throw Error(fmt::format("{} at step {}; stopping (the last good checkpoint is kept; --skip-nonfinite skips "
+                              "such steps)", outcome.nonfinite, step_));
     ++skipped_in_a_row_;
-    run_.note(fmt::format("step {}: {}; step skipped (--skip-nonfinite)", step_, fault));
+    run_.note(fmt::format("step {}: {}; step skipped (--skip-nonfinite)", step_, outcome.nonfinite));
     check(skipped_in_a_row_ < kMaxSkippedInARow, "{} steps in a row had a non-finite loss or gradient, the last "
           "at step {}; stopping (the last good checkpoint is kept)", kMaxSkippedInARow, step_);
   } else {
-    optimizer_.step(gradient_scale);
     skipped_in_a_row_ = 0;
-    interval_loss_ += loss_value;
+    interval_loss_ += outcome.loss;
     interval_steps_ += 1;
   }
   bar_->update(step_);
@@ -192,26 +188,6 @@ void Trainer::start_from_rank0() {
   if (!group_.distributed()) return;
   for (auto& [name, parameter] : model_.named_parameters()) group_.broadcast(parameter.value().span());
   for (auto& [name, buffer] : model_.named_buffers()) group_.broadcast(buffer.span());
-}
-
-GlobalClip Trainer::clip_gradients() {
-  const NamedParameters parameters = model_.named_parameters();
-  if (options_.clip > 0 && options_.clip_per_parameter) {
-    double sum_of_squares = 0.0;
-    for (const auto& [name, norm] : clip_grad_norm_per_parameter(parameters, options_.clip))
-      sum_of_squares += norm * norm;
-    return {.norm = std::sqrt(sum_of_squares)};
-  }
-  if (options_.clip > 0) return global_clip(parameters, options_.clip);
-  return {.norm = grad_norm(parameters)};
-}
-
-std::string Trainer::nonfinite(double loss_value, double gradient_norm) const {
-  if (std::isnan(loss_value)) return "loss is NaN";
-  if (!std::isfinite(loss_value)) return loss_value > 0 ? "loss is +Inf" : "loss is -Inf";
-  if (std::isfinite(gradient_norm)) return {};
-  // The norm sums squares in double, so it is not finite only when an element is not.
-  return fmt::format("gradient of {} is not finite", first_nonfinite_gradient(model_.named_parameters()));
 }
 
 void Trainer::save(const std::string& path) const {

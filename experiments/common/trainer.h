@@ -17,13 +17,10 @@
 //   }
 //   if (trainer.due_for_test()) trainer.log_test(evaluate(model, test));
 //
-// One step, as llm.c's main writes it:
-//
-//   zero_grad; loss.backward() (summing the gradients over the processes
-//   while backward runs); the gradients' norm and clip factor; clear the tape
-//   (a value carried into the next step without detach() is then an error,
-//   not a silent cut in the gradient); check the loss and the gradients are
-//   finite; optimizer.step(clip factor).
+// One step is a TrainingStep (training_step.h), as llm.c's main writes it:
+// zero_grad; loss.backward() (summing the gradients over the processes while
+// backward runs); the gradients' norm and clip factor; clear the tape; check
+// the loss and the gradients are finite; optimizer.step(clip factor).
 //
 // The files it writes in the run directory (run.h has the logs):
 //   checkpoint.safetensors  after every validation: a training state
@@ -61,11 +58,10 @@
 #include <vector>
 
 #include "rmsgrad/data/batching.h"
-#include "rmsgrad/dist/gradient_reducer.h"
 #include "rmsgrad/experiments/common/progress.h"
 #include "rmsgrad/experiments/common/run.h"
+#include "rmsgrad/experiments/common/training_step.h"
 #include "rmsgrad/layers/module.h"
-#include "rmsgrad/optim/clip.h"
 #include "rmsgrad/optim/optimizer.h"
 
 namespace rg {
@@ -149,6 +145,8 @@ class Trainer {
   int64_t next_step() const { return step_ + 1; }  // the 1-based number of the step about to be taken
 
   // One optimizer step on the gradient of `loss` (see the top of this file).
+  // A loss or gradient that is not finite stops the run (rg::Error naming
+  // the step and what is not finite), or with skip_nonfinite skips the update.
   void step(const Var& loss);
 
   // After a step: is a train line due (every --log-every steps and the last)?
@@ -178,12 +176,6 @@ class Trainer {
   const TrainingOptions& options() const { return options_; }
 
  private:
-  // Clips as the options say: per parameter in place, or globally as the
-  // scale the optimizer's step applies (global_clip). The norm is the
-  // gradients' (NaN/Inf if any is).
-  GlobalClip clip_gradients();
-  // "" when the step's loss and gradients are finite; otherwise what is not.
-  std::string nonfinite(double loss_value, double gradient_norm) const;
   bool out_of_time() const;  // --train-minutes has passed (on rank 0)
   void resume();
   void save(const std::string& path) const;
@@ -196,7 +188,7 @@ class Trainer {
   TrainingOptions options_;
   std::string checkpoint_path_, best_path_;
   dist::ProcessGroup& group_;
-  dist::GradientReducer reducer_;
+  TrainingStep training_step_;
   ResumableCursor* cursor_ = nullptr;
   std::vector<std::pair<std::string, Generator*>> generators_;
 
