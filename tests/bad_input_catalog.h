@@ -27,6 +27,9 @@ struct BadInput {
   std::string args;                                         // {in}: the input folder, {out}: the run folder (in both)
   std::vector<std::pair<std::string, std::string>> files;   // written first; "out/…" goes into the run folder
   std::string message;                                      // the error line must contain this
+  // The run folder holds an earlier run: with --overwrite (the default) the
+  // failed start must still leave it alone; without, the start is refused.
+  bool overwrite = true;
 };
 
 inline std::string slurp(const std::filesystem::path& file) {
@@ -58,7 +61,7 @@ inline void check_bad_input(const BadInput& entry, const std::filesystem::path& 
   fs::create_directories(in);
   fs::create_directories(out);
   // An earlier run's files, which a failed start must leave alone.
-  std::ofstream(out / "config.json") << "{\"seed\": 1}\n";
+  std::ofstream(out / "config.json") << "{\"seed\": 0}\n";
   std::ofstream(out / "train.log") << "[0:00] an earlier run's log\n";
   std::ofstream(out / "metrics.jsonl") << "{\"step\":0,\"split\":\"valid\",\"loss\":2.5,\"time_sec\":0.1}\n";
   std::ofstream(out / "notes.txt") << "my notes\n";
@@ -69,8 +72,9 @@ inline void check_bad_input(const BadInput& entry, const std::filesystem::path& 
   }
   const auto before = snapshot(out);
 
-  const std::string args =
-      replace_all(replace_all(entry.driver + " " + entry.args, "{in}", in.string()), "{out}", out.string());
+  const std::string args = replace_all(replace_all(entry.driver + " " + entry.args + (entry.overwrite ? " --overwrite" : ""),
+                                                  "{in}", in.string()),
+                                      "{out}", out.string());
   const std::string command = "cd " + dir.string() + " && OMP_NUM_THREADS=1 " + args + " > stdout.txt 2> stderr.txt";
   const int status = std::system(command.c_str());
   const std::string err = slurp(dir / "stderr.txt");

@@ -75,7 +75,7 @@ TEST_CASE("--preact-shift: 0 changes nothing; C shifts every normalized input, w
   auto first_losses = [&](const Driver& d, const std::string& norm, const std::string& shift_flag) {
     const fs::path run = tmp.path / (std::string(d.name) + norm + std::to_string(shift_flag.size()));
     const std::string args =
-        d.flags + " --norm " + norm + " --threads 1 --log-every 1 --seed 5 " + shift_flag + " --out " + run.string();
+        d.flags + " --norm " + norm + " --threads 1 --log-every 1 --seed 5 " + shift_flag + " --overwrite --out " + run.string();
     std::string output;
     REQUIRE_MESSAGE(rg::test::run_program(d.binary, args, tmp.path, output) == 0, output);
     std::vector<double> losses;

@@ -186,12 +186,13 @@ TEST_CASE("run: creates --out, saves every flag to config.json, prints the heade
   std::string printed = capturing_stdout([&] { Run run(flags.app, flags.run); });
   REQUIRE(fs::is_directory(dir));
   json config = json::parse(read_text(dir / "config.json"));
-  for (const char* name : {"config", "seed", "threads", "out", "resume", "log-every", "lr", "norm", "hidden"}) {
+  for (const char* name : {"config", "seed", "threads", "out", "resume", "resume-with-changes", "overwrite",
+                           "log-every", "lr", "norm", "hidden"}) {
     CAPTURE(name);
     CHECK(config.contains(name));
     CHECK(printed.find(std::string("--") + name) != std::string::npos);
   }
-  CHECK(config.size() == 9);  // and nothing else (no --help)
+  CHECK(config.size() == 11);  // and nothing else (no --help)
   CHECK(config["seed"] == 3);
   CHECK(config["seed"].is_number_unsigned());
   CHECK(config["lr"] == 0.125);
@@ -258,7 +259,7 @@ TEST_CASE("run: --resume keeps metrics up to the checkpoint's step and appends")
     std::ofstream(dir / "metrics.jsonl", std::ios::app) << "{\"step\": 50, \"spl";  // torn by a crash
   }
   DriverFlags flags;
-  REQUIRE(flags.parse({"--out", dir.string(), "--resume", "--lr", "0.05"}) == -1);
+  REQUIRE(flags.parse({"--out", dir.string(), "--resume", "--resume-with-changes", "--lr", "0.05"}) == -1);
   std::string printed = capturing_stdout([&] {
     Run run(flags.app, flags.run);
     run.begin_training(20);  // the checkpoint was at step 20

@@ -74,7 +74,7 @@ int train(int argc, char** argv) {
   std::string norm = "rmsnorm";
   CLI::App app{"two spirals with a model of your own, trained by rmsgrad's Trainer"};
   add_run_options(app, run_options);
-  app.add_option("--steps", training.steps, "training steps")->check(CLI::PositiveNumber);
+  app.add_option("--steps", training.steps, "training steps")->check(rg::positive);
   app.add_option("--norm", norm, "the norm after each hidden layer")
       ->check(CLI::IsMember({"none", "layernorm", "rmsnorm"}));
   add_trainer_flags(app, training);

@@ -32,7 +32,7 @@ void add_reader_flags(CLI::App& app, ReaderConfig& cfg) {
   app.add_option("--valid-data", cfg.valid_data, "validation questions (empty: a tenth of --data held out)");
   app.add_option("--test-data", cfg.test_data, "test questions, scored with the final model");
   app.add_option("--top-sentences", cfg.top_sentences, "deepmind: keep this many passage sentences (0: all)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(rg::non_negative);
   app.add_option("--anonymize", cfg.anonymize, "replace candidates by @entityK, shuffled per training batch");
   app.add_option("--shuffle-entities", cfg.shuffle_entities,
                  "rename the entity ids afresh for every training batch (never needed by the synthetic task, "
@@ -42,21 +42,21 @@ void add_reader_flags(CLI::App& app, ReaderConfig& cfg) {
   app.add_option("--cell", cfg.cell, "recurrent cell")->check(CLI::IsMember({"lstm", "gru"}));
   app.add_option("--attention", cfg.attention, "mlp (Hermann et al.'s tanh layer) or bilinear (Chen et al. 2016)")
       ->check(CLI::IsMember({"mlp", "bilinear"}));
-  app.add_option("--embed", cfg.embed, "word vector size")->check(CLI::PositiveNumber);
-  app.add_option("--hidden", cfg.hidden, "recurrent units per direction")->check(CLI::PositiveNumber);
+  app.add_option("--embed", cfg.embed, "word vector size")->check(rg::positive);
+  app.add_option("--hidden", cfg.hidden, "recurrent units per direction")->check(rg::positive);
   app.add_option("--dropout", cfg.dropout, "dropout on word vectors and the joint reading")
-      ->check(CLI::Range(0.0f, 0.99f));
-  app.add_option("--lr", cfg.lr, "Adam learning rate")->check(CLI::PositiveNumber);
-  app.add_option("--batch", cfg.batch, "questions per step")->check(CLI::PositiveNumber);
-  app.add_option("--clip", cfg.training.clip, "global gradient norm clip")->check(CLI::PositiveNumber);
-  app.add_option("--steps", cfg.training.steps, "training steps")->check(CLI::PositiveNumber);
-  app.add_option("--eval-every", cfg.training.eval_every, "steps between validations")->check(CLI::PositiveNumber);
-  app.add_option("--min-count", cfg.min_count, "rarer words become <unk>")->check(CLI::PositiveNumber);
-  app.add_option("--max-vocab", cfg.max_vocab, "vocabulary size limit (0: none)")->check(CLI::NonNegativeNumber);
+      ->check(rg::in_range(0.0, 0.99));
+  app.add_option("--lr", cfg.lr, "Adam learning rate")->check(rg::positive);
+  app.add_option("--batch", cfg.batch, "questions per step")->check(rg::positive);
+  app.add_option("--clip", cfg.training.clip, "global gradient norm clip")->check(rg::positive);
+  app.add_option("--steps", cfg.training.steps, "training steps")->check(rg::positive);
+  app.add_option("--eval-every", cfg.training.eval_every, "steps between validations")->check(rg::positive);
+  app.add_option("--min-count", cfg.min_count, "rarer words become <unk>")->check(rg::positive);
+  app.add_option("--max-vocab", cfg.max_vocab, "vocabulary size limit (0: none)")->check(rg::non_negative);
   app.add_option("--synthetic-questions", cfg.synthetic_questions, "questions of the synthetic task")
-      ->check(CLI::Range(20, 1 << 24));
+      ->check(rg::in_range(20, 1 << 24));
   app.add_option("--limit", cfg.limit, "deepmind / cbt-book: read at most this many questions (0: all)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(rg::non_negative);
   add_trainer_flags(app, cfg.training);
 }
 

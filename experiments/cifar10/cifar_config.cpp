@@ -9,18 +9,18 @@ void add_cifar_flags(CLI::App& app, CifarConfig& cfg) {
                  "(a folder or .tar.gz); empty: synthetic images");
   add_norm_flags(app, cfg.norm, {"none", "batchnorm", "weightnorm", "layernorm", "rmsnorm", "prmsnorm", "l2norm"},
                  "in every layer");
-  app.add_option("--width", cfg.width, "channel multiplier (1: 96 and 192 channels)")->check(CLI::PositiveNumber);
-  app.add_option("--epochs", cfg.epochs, "training epochs")->check(CLI::PositiveNumber);
-  app.add_option("--steps", cfg.steps, "cap on the number of steps (0: epochs × batches)")->check(CLI::NonNegativeNumber);
-  app.add_option("--batch", cfg.batch, "images per step")->check(CLI::PositiveNumber);
-  app.add_option("--lr", cfg.lr, "learning rate (0: 0.003, or 0.0003 for none)")->check(CLI::NonNegativeNumber);
-  app.add_option("--valid-size", cfg.valid_size, "training images held out for validation")->check(CLI::PositiveNumber);
+  app.add_option("--width", cfg.width, "channel multiplier (1: 96 and 192 channels)")->check(rg::in_range(0.01, 64));
+  app.add_option("--epochs", cfg.epochs, "training epochs")->check(rg::positive);
+  app.add_option("--steps", cfg.steps, "cap on the number of steps (0: epochs × batches)")->check(rg::non_negative);
+  app.add_option("--batch", cfg.batch, "images per step")->check(rg::positive);
+  app.add_option("--lr", cfg.lr, "learning rate (0: 0.003, or 0.0003 for none)")->check(rg::non_negative);
+  app.add_option("--valid-size", cfg.valid_size, "training images held out for validation")->check(rg::positive);
   app.add_option("--train-size", cfg.train_size, "use only this many training images (0: all)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(rg::non_negative);
   app.add_option("--zca", cfg.zca, "ZCA whitening: on, off, or auto (on for real data, off for synthetic images)")
       ->check(CLI::IsMember({"auto", "on", "off"}));
   app.add_option("--zca-cache", cfg.zca_cache, "folder caching the fitted ZCA transform (empty: no cache)");
-  app.add_option("--eval-batch", cfg.eval_batch, "images per evaluation chunk")->check(CLI::PositiveNumber);
+  app.add_option("--eval-batch", cfg.eval_batch, "images per evaluation chunk")->check(rg::positive);
   add_trainer_flags(app, cfg.training);  // the schedule still spans the whole run
 }
 

@@ -11,7 +11,12 @@
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
+
+#include <ctime>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "rmsgrad/core/error.h"
@@ -29,15 +34,46 @@ using json = nlohmann::ordered_json;  // keeps the flags in the order --help lis
 
 namespace {
 
-// A validator for counts that must be at least 1, with a short message.
-const CLI::Validator kPositiveCount(
-    [](std::string& text) -> std::string {
-      int64_t value = 0;
-      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-      bool ok = ec == std::errc() && end == text.data() + text.size() && value >= 1;
-      return ok ? std::string() : "must be a whole number >= 1, not " + text;
-    },
-    "POSITIVE");
+// "" when `text` is a finite number for which ok(value) holds; otherwise
+// what the flag must be, in the one message shape parse_flags completes.
+template <class Ok>
+std::string number_check(const std::string& text, Ok ok, const std::string& must_be) {
+  char* end = nullptr;
+  const double value = text.empty() ? NAN : std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(value))
+    return fmt::format("must be a finite number, got {}", text);
+  return ok(value) ? std::string() : fmt::format("must be {}, got {}", must_be, text);
+}
+
+}  // namespace
+
+const CLI::Validator positive(
+    [](std::string& text) { return number_check(text, [](double v) { return v > 0; }, "above 0"); }, "> 0");
+const CLI::Validator non_negative(
+    [](std::string& text) { return number_check(text, [](double v) { return v >= 0; }, "0 or more"); }, ">= 0");
+
+CLI::Validator in_range(double low, double high) {
+  return CLI::Validator(
+      [=](std::string& text) {
+        return number_check(text, [=](double v) { return v >= low && v <= high; },
+                            fmt::format("between {} and {}", low, high));
+      },
+      fmt::format("in [{}, {}]", low, high));
+}
+
+bool may_change_on_resume(const std::string& flag) {
+  static const char* const kFree[] = {
+      "resume", "resume-with-changes", "overwrite", "out", "config", "threads", "keep-threads", "bucket-mb",
+      "steps", "epochs", "stop-after", "train-minutes", "skip-nonfinite", "log-every", "eval-every",
+      // evaluation only: how the validation and test sets are scored
+      "beam", "valid-beam", "length-norm", "valid-limit", "decode-batch", "eval-batch", "fold-images",
+      "test-src", "test-tgt", "test-data", "translate", "output"};
+  for (const char* name : kFree)
+    if (flag == name) return true;
+  return false;
+}
+
+namespace {
 
 std::string one_line(std::string text) {
   std::replace(text.begin(), text.end(), '\n', ' ');
@@ -119,17 +155,74 @@ void add_run_options(CLI::App& app, RunOptions& options) {
   app.set_config("--config", "", "read flags from a TOML or INI file; keys are flag names (lr = 0.1)");
   app.add_option("--seed", options.seed, "random seed: one seed, one run, on every machine");
   app.add_option("--threads", options.threads, "threads for OpenMP and OpenBLAS (0: OMP_NUM_THREADS or all cores)")
-      ->check(CLI::Range(0, 4096));
+      ->check(in_range(0, 4096));
   app.add_option("--out", options.out, "run directory: config.json, metrics.jsonl, train.log, checkpoints");
   app.add_flag("--resume", options.resume, "continue the run in --out from its last checkpoint");
-  app.add_option("--log-every", options.log_every, "steps between training log lines")->check(kPositiveCount);
+  app.add_flag("--resume-with-changes", options.resume_with_changes,
+               "with --resume: allow settings that change what is trained to differ from the run's");
+  app.add_flag("--overwrite", options.overwrite,
+               "when --out holds a run, move its files into <out>/replaced-<time>/ and start afresh");
+  app.add_option("--log-every", options.log_every, "steps between training log lines")->check(positive);
 }
+
+namespace {
+
+// The --config file named on the command line, if any.
+std::string config_file(int argc, const char* const* argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--config" && i + 1 < argc) return argv[i + 1];
+    if (arg.rfind("--config=", 0) == 0) return std::string(arg.substr(9));
+  }
+  return {};
+}
+
+// What CLI11 lets through: an empty value, a whole number that is not plain
+// decimal, a number that is not finite. "" when every value is sound.
+std::string unsound_value(const CLI::App& app) {
+  for (const CLI::Option* opt : app.get_options()) {
+    if (opt->count() == 0 || opt->get_expected_min() == 0) continue;  // not given, or a flag
+    std::string type = opt->get_type_name();
+    type = type.substr(0, type.find(':'));
+    const std::string name = "--" + opt->get_single_name();
+    for (const std::string& value : opt->results()) {
+      if (value.empty()) return fmt::format("{} was given an empty value (an unset shell variable?)", name);
+      if (type == "INT" || type == "UINT") {
+        const bool negative = value[0] == '-';
+        const std::string_view digits = std::string_view(value).substr(negative ? 1 : 0);
+        const bool decimal = !digits.empty() && digits.find_first_not_of("0123456789") == std::string_view::npos &&
+                             (digits.size() == 1 || digits[0] != '0');
+        if (!decimal) return fmt::format("{} takes a decimal whole number, got {}", name, value);
+        if (negative && type == "UINT") return fmt::format("{} must be 0 or more, got {}", name, value);
+      } else if (type == "FLOAT") {
+        char* end = nullptr;
+        const double number = std::strtod(value.c_str(), &end);
+        if (end != value.c_str() + value.size() || !std::isfinite(number))
+          return fmt::format("{} must be a finite number, got {}", name, value);
+      }
+    }
+  }
+  return {};
+}
+
+}  // namespace
 
 std::optional<int> parse_flags(CLI::App& app, int argc, const char* const* argv, std::ostream& out,
                                std::ostream& err) {
   std::string program = argc > 0 ? fs::path(argv[0]).filename().string() : app.get_name();
+  auto fail = [&](const std::string& what) {
+    err << "error: " << what << "; see " << program << " --help\n";
+    return 2;
+  };
+  if (const std::string config = config_file(argc, argv); !config.empty()) {
+    std::ifstream in(config, std::ios::binary);
+    char head[3] = {};
+    if (in.read(head, 3) && head[0] == '\xEF' && head[1] == '\xBB' && head[2] == '\xBF')
+      return fail(fmt::format("--config {} starts with a UTF-8 byte-order mark; save it without one", config));
+  }
   try {
     app.parse(argc, argv);
+    if (const std::string problem = unsound_value(app); !problem.empty()) return fail(problem);
     return std::nullopt;
   } catch (const CLI::CallForHelp&) {
     out << app.help();
@@ -143,8 +236,11 @@ std::optional<int> parse_flags(CLI::App& app, int argc, const char* const* argv,
     const CLI::Option* config = app.get_config_ptr();
     if (what.rfind(unknown_key, 0) == 0 && config && !config->results().empty())
       what = fmt::format("--config {}: unknown setting '{}'", config->results().back(), what.substr(unknown_key.size()));
-    err << "error: " << what << "; see " << program << " --help\n";
-    return 2;
+    // "--batch: must be above 0, got 0" (our validators) reads "--batch must be above 0, got 0".
+    if (const size_t colon = what.find(": must be "); colon != std::string::npos && what.rfind("--", 0) == 0 &&
+                                                       what.find(' ') > colon)
+      what.erase(colon, 1);
+    return fail(what);
   }
 }
 
@@ -177,6 +273,10 @@ int run_main(int argc, char** argv, int (*train)(int argc, char** argv)) {
 
 namespace {
 
+// The files that make a run directory hold a run.
+const char* const kRunFiles[] = {"config.json", "metrics.jsonl", "train.log", "checkpoint.safetensors",
+                                 "best.safetensors"};
+
 // Every process of a job must train the same thing: the first setting in
 // which a rank differs from rank 0 is an error on every rank.
 void check_same_settings(const dist::ProcessGroup& group, const json& settings) {
@@ -197,6 +297,8 @@ void check_same_settings(const dist::ProcessGroup& group, const json& settings) 
 // disk or a crash leaves the old file or the new one, never half of either.
 void write_replacing(const std::string& file, const std::string& text) {
   const std::string temporary = file + ".tmp";
+  std::error_code ignored_error;
+  fs::remove(temporary, ignored_error);  // a link left there is removed, not written through
   std::ofstream out(temporary, std::ios::trunc);
   out << text;
   out.close();  // flushes: a full disk shows up here, not after the rename
@@ -261,12 +363,22 @@ Run::Run(const CLI::App& app, const RunOptions& options)
     check(test.is_open(), "cannot write in the run directory '{}': {}", dir_.string(), std::strerror(errno));
   }
   fs::remove(probe, ec);
-  replacing_ = !resuming_ && fs::exists(path("metrics.jsonl")) && fs::file_size(path("metrics.jsonl"), ec) > 0;
+  lock_directory();
 
-  json saved;
+  // A fresh run never mixes its files with an earlier run's: refused, or
+  // (--overwrite) the earlier run is moved aside when training begins.
+  std::vector<std::string> earlier;
+  for (const char* name : kRunFiles)
+    if (fs::exists(fs::symlink_status(dir_ / name))) earlier.push_back(name);
+  if (!resuming_ && !earlier.empty()) {
+    check(options.overwrite, "--out '{}' holds a run ({}): --resume continues it, --overwrite moves its files "
+          "into {}/replaced-<time>/ and starts afresh, or choose another --out", dir_.string(),
+          fmt::join(earlier, ", "), dir_.string());
+    replacing_ = true;
+  }
   if (resuming_) {
     std::ifstream in(path("config.json"));
-    if (in) saved = json::parse(in, nullptr, /*allow_exceptions=*/false);
+    saved_config_ = std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
 
   // The header: every setting, fixed-width, written as one block (one write
@@ -283,11 +395,72 @@ Run::Run(const CLI::App& app, const RunOptions& options)
   for (const auto& [name, value] : settings.items())
     header += fmt::format("\n{:<{}}  {}", "--" + name, width, display(value));
   write_line(header, false);
-  if (replacing_) note("replacing the logs of the run already in " + dir_.string() + " (--resume continues it)");
-  if (saved.is_object())
-    for (const auto& [name, value] : settings.items())
-      if (name != "resume" && saved.contains(name) && saved[name] != value)
-        note(fmt::format("--{} changed on resume: {} -> {}", name, display(saved[name]), display(value)));
+  if (resuming_) compare_with_resumed_run(saved_config_, options.resume_with_changes);
+}
+
+void Run::compare_with_resumed_run(const std::string& saved_config, bool allow_changes) {
+  const json saved = json::parse(saved_config, nullptr, /*allow_exceptions=*/false);
+  if (!saved.is_object()) {
+    note(fmt::format("{} has no readable config.json: the settings of the run being resumed are not compared",
+                     dir_.string()));
+    return;
+  }
+  const json settings = json::parse(settings_json_);
+  json changes = json::object();
+  std::vector<std::string> refused;
+  for (const auto& [name, value] : settings.items()) {
+    if (name == "resume" || name == "resume-with-changes" || !saved.contains(name) || saved[name] == value) continue;
+    changes[name] = json::array({saved[name], value});
+    if (!may_change_on_resume(name))
+      refused.push_back(fmt::format("--{} {} -> {}", name, display(saved[name]), display(value)));
+  }
+  check(refused.empty() || allow_changes,
+        "--resume would train something else than the run in '{}': {}; resume with the run's own settings, or add "
+        "--resume-with-changes to continue with these", dir_.string(), fmt::join(refused, ", "));
+  for (const auto& [name, pair] : changes.items())
+    note(fmt::format("--{} changed on resume: {} -> {}", name, display(pair[0]), display(pair[1])));
+  changes_json_ = changes.dump();
+}
+
+void Run::lock_directory() {
+  const std::string file = path(".lock");
+  lock_fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+  check(lock_fd_ >= 0, "cannot create the lock file '{}': {}", file, std::strerror(errno));
+  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int error = errno;
+    char pid[32] = {};
+    const ssize_t n = ::pread(lock_fd_, pid, sizeof pid - 1, 0);
+    ::close(lock_fd_);
+    lock_fd_ = -1;
+    check(error == EWOULDBLOCK, "cannot lock '{}': {}", file, std::strerror(error));
+    std::string holder(pid, static_cast<size_t>(std::max<ssize_t>(n, 0)));
+    while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+    throw Error(fmt::format("another run (pid {}) is using the run directory '{}'; wait for it to end or choose "
+                            "another --out", holder.empty() ? "unknown" : holder, dir_.string()));
+  }
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(lock_fd_, 0) != 0 || ::pwrite(lock_fd_, pid.data(), pid.size(), 0) < 0)
+    throw Error(fmt::format("cannot write '{}': {}", file, std::strerror(errno)));
+}
+
+void Run::move_earlier_run_aside() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &utc);
+  fs::path aside = dir_ / fmt::format("replaced-{}", stamp);
+  for (int n = 2; fs::exists(fs::symlink_status(aside)); ++n) aside = dir_ / fmt::format("replaced-{}-{}", stamp, n);
+  std::error_code ec;
+  fs::create_directory(aside, ec);
+  check(!ec, "--overwrite: cannot create '{}': {}", aside.string(), ec.message());
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir_)) {
+    const std::string name = entry.path().filename().string();
+    if (name == ".lock" || name.rfind("replaced-", 0) == 0) continue;
+    fs::rename(entry.path(), aside / name, ec);
+    check(!ec, "--overwrite: cannot move '{}' into '{}': {}", entry.path().string(), aside.string(), ec.message());
+  }
+  note(fmt::format("--overwrite: the earlier run's files are in {}", aside.string()));
 }
 
 Run::~Run() {
@@ -304,10 +477,22 @@ Run::~Run() {
   } catch (const std::exception& e) {
     print_error(e.what());
   }
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the lock
 }
 
 void Run::open_files() {
-  write_replacing(path("config.json"), settings_json_ + '\n');
+  if (replacing_) move_earlier_run_aside();
+  for (const char* name : kRunFiles)
+    check(!fs::is_symlink(dir_ / name), "'{}' is a symbolic link; the run writes only files of its own directory, "
+          "never through a link", path(name));
+  json config = json::parse(settings_json_);
+  // Every resume that changed a setting, with the step it took effect at.
+  const json saved = resuming_ ? json::parse(saved_config_, nullptr, false) : json();
+  json history = saved.is_object() && saved.contains("changes_on_resume") ? saved["changes_on_resume"] : json::array();
+  if (!changes_json_.empty() && changes_json_ != "{}")
+    history.push_back({{"step", begin_step_}, {"changed", json::parse(changes_json_)}});
+  if (!history.empty()) config["changes_on_resume"] = history;
+  write_replacing(path("config.json"), config.dump(2) + '\n');
   const std::string log_path = path("train.log");
   log_.open(log_path, resuming_ ? std::ios::app : std::ios::trunc);
   check(log_.is_open(), "cannot write '{}': {}", log_path, std::strerror(errno));
@@ -330,6 +515,7 @@ void Run::begin_training(int64_t step) {
   check(step >= 0, "Run::begin_training: step is {}", step);
   check(resuming_ || step == 0, "Run::begin_training: a fresh run starts at step 0, not {} (--resume continues a run)",
         step);
+  begin_step_ = step;
   if (writer_) {
     open_files();
     if (resuming_) keep_metrics_up_to(step);

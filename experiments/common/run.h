@@ -33,13 +33,28 @@
 // does not load — leaves an earlier run's files exactly as they were. (A Run
 // destroyed without an error before training, as in a test, saves its files.)
 //
-// Resuming (--resume): train.log is appended to. metrics.jsonl is never
-// emptied: begin_training(S) keeps every line with step ≤ S, drops the lines
-// with step > S (the run had got further than its last checkpoint, and those
-// steps are about to be trained and logged again) and any torn, non-JSON line
-// from a crash, and appends from there. config.json is rewritten with the new
-// settings; settings that differ from the saved ones are noted in the log.
-// A fresh run (no --resume) replaces any logs already in --out.
+// One run at a time: a Run holds a lock on <out>/.lock (with its pid in it)
+// for its life; a second run into the same --out is refused, naming the pid.
+//
+// A fresh run into an --out that holds a run (config.json, metrics.jsonl,
+// train.log or a checkpoint) is refused: --resume continues that run, and
+// --overwrite starts afresh after moving every file of the earlier run into
+// <out>/replaced-<UTC time>/ (at begin_training, so nothing is moved when the
+// start fails). Files are written whole through a temporary file and a
+// rename, or appended to; a symbolic link in the run directory is never
+// written through.
+//
+// Resuming (--resume): the settings are compared with the run's config.json.
+// Any difference in a setting that changes what is trained (the model, the
+// norm, the data, the batch, the seed, the learning rate) is refused with the
+// list of differences, unless --resume-with-changes; the others
+// (may_change_on_resume: threads, --steps, the log and evaluation cadence, …)
+// are noted, and config.json records every change with the step it took
+// effect at ("changes_on_resume"). train.log is appended to. metrics.jsonl is
+// never emptied: begin_training(S) keeps every line with step ≤ S, drops the
+// lines with step > S (the run had got further than its last checkpoint, and
+// those steps are about to be trained and logged again) and any torn, non-JSON
+// line from a crash, and appends from there.
 //
 // Errors: bad flags print one "error: ..." line and exit with 2; an rg::Error
 // from anywhere in the driver (an unusable --out, a NaN loss, a bad
@@ -76,17 +91,35 @@ struct RunOptions {
   std::string out = "runs/run";    // the run directory
   bool resume = false;             // continue the run in --out from its checkpoint
   int64_t log_every = 100;         // steps between train lines
+  bool overwrite = false;          // a fresh run into an --out that holds a run moves that run aside
+  bool resume_with_changes = false;  // --resume may change settings that change what is trained
 };
 
 // Adds --seed, --threads, --out, --config (a TOML or INI file whose keys are
-// flag names, e.g. `lr = 0.1`; unknown keys are errors), --resume and
-// --log-every, and makes every option show its default in --help and in the
-// saved settings. Call it before adding the driver's own flags.
+// flag names, e.g. `lr = 0.1`; unknown keys are errors), --resume,
+// --resume-with-changes, --overwrite and --log-every, and makes every option
+// show its default in --help and in the saved settings. Call it before adding
+// the driver's own flags.
 void add_run_options(CLI::App& app, RunOptions& options);
+
+// Validators with one message shape, "--batch must be above 0, got 0"
+// (parse_flags puts the flag's name in front). NaN and ±Inf fail each.
+extern const CLI::Validator positive;      // > 0
+extern const CLI::Validator non_negative;  // ≥ 0
+CLI::Validator in_range(double low, double high);  // low ≤ x ≤ high
+
+// Settings a resumed run may change without --resume-with-changes: they
+// change how the run is watched or how fast it goes, not what it trains.
+// Every other setting that differs from the run's config.json is refused.
+bool may_change_on_resume(const std::string& flag);
 
 // Parses the command line. Returns nothing when the program should go on;
 // otherwise the exit code, after printing the help (0) to `out` or one error
 // line (2) to `err`: "error: <what is wrong>; see <program> --help".
+// Stricter than CLI11 alone: a value given empty ("--translate ''", an unset
+// shell variable) is an error for every flag; whole numbers are decimal
+// ("010" and "0x14" are refused, not read as 8 and 20); every number must be
+// finite; a --config file that starts with a UTF-8 byte-order mark is named.
 std::optional<int> parse_flags(CLI::App& app, int argc, const char* const* argv,
                                std::ostream& out, std::ostream& err);
 std::optional<int> parse_flags(CLI::App& app, int argc, const char* const* argv);
@@ -167,6 +200,11 @@ class Run {
   void require_training_begun(const char* what) const;
   void keep_metrics_up_to(int64_t step);
   void open_files();  // config.json, train.log (with the pending lines), metrics.jsonl
+  void lock_directory();
+  void move_earlier_run_aside();
+  // The settings that differ from the resumed run's config.json, noted; an
+  // error listing those that change what is trained, unless allowed.
+  void compare_with_resumed_run(const std::string& saved_config, bool allow_changes);
 
   std::filesystem::path dir_;
   bool resuming_ = false;
@@ -184,7 +222,11 @@ class Run {
   int64_t last_train_step_ = 0;
   double last_train_seconds_ = 0;
   int uncaught_at_creation_ = 0;
-  bool replacing_ = false;                 // a fresh run over an earlier run's logs
+  bool replacing_ = false;                 // a fresh run over an earlier run (--overwrite)
+  int lock_fd_ = -1;                       // <out>/.lock, held while the run lives
+  std::string saved_config_;               // the resumed run's config.json
+  std::string changes_json_;               // this resume's changed settings, {"flag": [old, new]}
+  int64_t begin_step_ = 0;                 // the step training began at
   bool files_open_ = false;                // open_files has run
   bool writer_ = true;                     // rank 0 of a data-parallel job (or the only process) writes
   std::vector<std::string> pending_lines_;  // train.log lines from before open_files

@@ -19,12 +19,12 @@ namespace rg {
 
 void add_trainer_flags(CLI::App& app, TrainingOptions& options) {
   app.add_option("--stop-after", options.stop_after, "stop after this step as if interrupted (for testing --resume)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(rg::non_negative);
   app.add_option("--train-minutes", options.train_minutes,
                  "a budget of training time: stop after the step that ends this many minutes of training "
                  "(evaluation excluded) or at --steps, whichever comes first, then validate and test as at "
                  "the last step (0: no budget)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(rg::non_negative);
   app.add_flag("--skip-nonfinite", options.skip_nonfinite,
                "skip a step whose loss or gradient is NaN or infinite instead of stopping");
   app.add_flag("--keep-threads", options.keep_threads,
@@ -32,7 +32,7 @@ void add_trainer_flags(CLI::App& app, TrainingOptions& options) {
                "uses only the cores they leave free, and its last bits then depend on the machine's load)");
   app.add_option("--bucket-mb", options.bucket_mb,
                  "under mpirun: MiB of gradients summed over the processes at a time, while backward runs")
-      ->check(CLI::Range(0.001, 4096.0));
+      ->check(rg::in_range(0.001, 4096.0));
 }
 
 Trainer::Trainer(Run& run, Module& model, Optimizer& optimizer, TrainingOptions options)

@@ -9,27 +9,27 @@ void add_oe_flags(CLI::App& app, OeConfig& cfg) {
                  "caption files: K files of N lines, or one file of N·K lines grouped by image")
       ->delimiter(',');
   app.add_option("--captions-per-image", cfg.captions_per_image, "K when --captions is one file")
-      ->check(CLI::PositiveNumber);
+      ->check(rg::positive);
   add_norm_flags(app, cfg.norm, {"none", "layernorm", "rmsnorm", "prmsnorm"}, "inside the GRU");
   app.add_option("--method", cfg.method, "order (order-violation penalty) or cosine (the symmetric baseline)")
       ->check(CLI::IsMember({"order", "cosine"}));
   app.add_option("--margin", cfg.margin, "contrastive margin (0: 0.05 for order, 0.2 for cosine)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--word-dim", cfg.word_dim, "word vector size")->check(CLI::PositiveNumber);
-  app.add_option("--embed-dim", cfg.embed_dim, "GRU hidden size and joint space size")->check(CLI::PositiveNumber);
-  app.add_option("--batch", cfg.batch, "caption–image pairs per step")->check(CLI::Range(2, 1 << 20));
-  app.add_option("--lr", cfg.lr, "Adam learning rate")->check(CLI::PositiveNumber);
+      ->check(rg::non_negative);
+  app.add_option("--word-dim", cfg.word_dim, "word vector size")->check(rg::positive);
+  app.add_option("--embed-dim", cfg.embed_dim, "GRU hidden size and joint space size")->check(rg::positive);
+  app.add_option("--batch", cfg.batch, "caption–image pairs per step")->check(rg::in_range(2, 1 << 20));
+  app.add_option("--lr", cfg.lr, "Adam learning rate")->check(rg::positive);
   app.add_option("--clip", cfg.training.clip, "each parameter's gradient norm is clipped to this")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--steps", cfg.training.steps, "training steps")->check(CLI::PositiveNumber);
-  app.add_option("--eval-every", cfg.training.eval_every, "steps between validations")->check(CLI::PositiveNumber);
+      ->check(rg::positive);
+  app.add_option("--steps", cfg.training.steps, "training steps")->check(rg::positive);
+  app.add_option("--eval-every", cfg.training.eval_every, "steps between validations")->check(rg::positive);
   app.add_option("--min-count", cfg.min_count, "words seen fewer times in training become <unk>")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--fold-images", cfg.fold_images, "images per evaluation fold")->check(CLI::PositiveNumber);
+      ->check(rg::positive);
+  app.add_option("--fold-images", cfg.fold_images, "images per evaluation fold")->check(rg::positive);
   app.add_option("--synthetic-images", cfg.synthetic_images, "images of the synthetic task")
-      ->check(CLI::Range(10, 1 << 24));
+      ->check(rg::in_range(10, 1 << 24));
   app.add_option("--synthetic-dim", cfg.synthetic_dim, "feature size of the synthetic images")
-      ->check(CLI::PositiveNumber);
+      ->check(rg::positive);
   add_trainer_flags(app, cfg.training);
 }
 

@@ -89,18 +89,18 @@ int train(int argc, char** argv) {
   add_translation_flags(app, cfg, {"none", "layernorm", "rmsnorm", "prmsnorm", "l2norm"},
                         "in every encoder and decoder layer (and after each stack with --norm-position pre)");
   app.add_option("--model-size", flags.model_size, "d: word vectors and every layer's width")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--ffn", flags.ffn, "the feed-forward network's hidden width")->check(CLI::PositiveNumber);
-  app.add_option("--heads", flags.heads, "attention heads (must divide --model-size)")->check(CLI::PositiveNumber);
-  app.add_option("--layers", flags.layers, "encoder layers, and as many decoder layers")->check(CLI::PositiveNumber);
+      ->check(rg::positive);
+  app.add_option("--ffn", flags.ffn, "the feed-forward network's hidden width")->check(rg::positive);
+  app.add_option("--heads", flags.heads, "attention heads (must divide --model-size)")->check(rg::positive);
+  app.add_option("--layers", flags.layers, "encoder layers, and as many decoder layers")->check(rg::positive);
   app.add_option("--norm-position", flags.norm_position,
                  "post: norm after each residual sum (the paper); pre: before each sublayer, plus a final norm")
       ->check(CLI::IsMember({"post", "pre"}));
   app.add_option("--attention-dropout", flags.attention_dropout, "dropout on the attention weights")
-      ->check(CLI::Range(0.0f, 0.99f));
+      ->check(rg::in_range(0.0, 0.99));
   app.add_flag("--share-embeddings", flags.share_embeddings,
                "one word table for source, target and output (the subwords are joint)");
-  app.add_option("--warmup", flags.warmup, "steps of linear warm-up to the peak --lr")->check(CLI::PositiveNumber);
+  app.add_option("--warmup", flags.warmup, "steps of linear warm-up to the peak --lr")->check(rg::positive);
   if (auto exit_code = parse_flags(app, argc, argv)) return *exit_code;
   // Translating is one process's job: under mpirun rank 0 does it.
   if (!cfg.translate.empty()) return dist::ProcessGroup::world().writer() ? translate(cfg, flags) : 0;
@@ -133,8 +133,8 @@ int train(int argc, char** argv) {
   trainer.keep("init", init_gen);
   trainer.keep("noise", noise_gen);
   trainer.keep(cursor);
-  save_new_subwords(data, run);
   trainer.start();
+  save_new_subwords(data, run);
   if (trainer.due_for_validation()) trainer.validate(validate_translation(model, data, cfg, run, 0));
   while (trainer.running()) {
     adam.set_lr(learning_rate(trainer.next_step()));

@@ -22,33 +22,33 @@ void add_translation_flags(CLI::App& app, TranslationConfig& cfg, const std::vec
   app.add_option("--translate", cfg.translate, "translate this file with the run in --out instead of training");
   app.add_option("--output", cfg.output, "with --translate: write here instead of stdout");
   app.add_option("--vocab-size", cfg.vocab_size, "SentencePiece pieces (the synthetic task defaults to 400)")
-      ->check(CLI::Range(16, 1 << 20));
+      ->check(rg::in_range(16, 1 << 20));
   app.add_option("--max-length", cfg.max_length, "drop training pairs longer than this many subwords (0: keep all)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(rg::non_negative);
   app.add_option("--synthetic-pairs", cfg.synthetic_pairs, "training pairs of the synthetic task")
-      ->check(CLI::Range(10, 1 << 24));
+      ->check(rg::in_range(10, 1 << 24));
   app.add_option("--synthetic-max-words", cfg.synthetic_max_words, "longest synthetic source sentence, in words")
-      ->check(CLI::Range(3, 200));
+      ->check(rg::in_range(3, 200));
   add_norm_flags(app, cfg.norm, norms, norm_places);
   app.add_option("--dropout", cfg.dropout, "dropout rate (RNNSearch: word vectors and the deep output; Transformer: every sublayer's output, "
                  "the FFN's hidden layer and the embedded inputs)")
-      ->check(CLI::Range(0.0f, 0.99f));
-  app.add_option("--label-smoothing", cfg.label_smoothing, "label smoothing ε")->check(CLI::Range(0.0f, 0.99f));
-  app.add_option("--lr", cfg.lr, "Adam learning rate (its peak, under a schedule)")->check(CLI::PositiveNumber);
-  app.add_option("--batch", cfg.batch, "at most this many sentences per step")->check(CLI::PositiveNumber);
+      ->check(rg::in_range(0.0, 0.99));
+  app.add_option("--label-smoothing", cfg.label_smoothing, "label smoothing ε")->check(rg::in_range(0.0, 0.99));
+  app.add_option("--lr", cfg.lr, "Adam learning rate (its peak, under a schedule)")->check(rg::positive);
+  app.add_option("--batch", cfg.batch, "at most this many sentences per step")->check(rg::positive);
   app.add_option("--batch-tokens", cfg.batch_tokens,
                  "at most this many padded tokens per step, counted on the longer side (0: no limit)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--clip", cfg.training.clip, "global gradient norm clip")->check(CLI::PositiveNumber);
-  app.add_option("--steps", cfg.training.steps, "training steps")->check(CLI::PositiveNumber);
-  app.add_option("--eval-every", cfg.training.eval_every, "steps between validations")->check(CLI::PositiveNumber);
-  app.add_option("--beam", cfg.beam, "beam size for the test set and --translate (1: greedy)")->check(CLI::Range(1, 100));
-  app.add_option("--valid-beam", cfg.valid_beam, "beam size for validation BLEU")->check(CLI::Range(1, 100));
+      ->check(rg::non_negative);
+  app.add_option("--clip", cfg.training.clip, "global gradient norm clip")->check(rg::positive);
+  app.add_option("--steps", cfg.training.steps, "training steps")->check(rg::positive);
+  app.add_option("--eval-every", cfg.training.eval_every, "steps between validations")->check(rg::positive);
+  app.add_option("--beam", cfg.beam, "beam size for the test set and --translate (1: greedy)")->check(rg::in_range(1, 100));
+  app.add_option("--valid-beam", cfg.valid_beam, "beam size for validation BLEU")->check(rg::in_range(1, 100));
   app.add_option("--length-norm", cfg.length_norm, "rank finished hypotheses by score / length^this (0: off)")
-      ->check(CLI::Range(0.0f, 5.0f));
+      ->check(rg::in_range(0.0, 5.0));
   app.add_option("--valid-limit", cfg.valid_limit, "validation BLEU on the first N sentences (0: all)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--decode-batch", cfg.decode_batch, "sentences per beam-search batch")->check(CLI::PositiveNumber);
+      ->check(rg::non_negative);
+  app.add_option("--decode-batch", cfg.decode_batch, "sentences per beam-search batch")->check(rg::positive);
   add_trainer_flags(app, cfg.training);
 }
 

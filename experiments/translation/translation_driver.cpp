@@ -75,7 +75,6 @@ TranslationData read_translation_data(const TranslationConfig& cfg, Run& run) {
                        "an empty side dropped)",
                        d.subword.vocab_size(), d.train.size(), d.train.dropped_long, cfg.max_length,
                        d.train.dropped_empty));
-  fs::create_directories(run.path("hypotheses"));
   return d;
 }
 
@@ -103,6 +102,7 @@ std::vector<std::string> translations(Seq2Seq& model, const TranslationData& dat
                                       const std::string& file) {
   BeamOptions options{.beam = beam, .length_norm = cfg.length_norm};
   std::vector<std::string> hyps = detokenized(data.subword, translate_all(model, sources, options, cfg.decode_batch));
+  fs::create_directories(run.path("hypotheses"));
   write_lines(run.path("hypotheses/" + file), hyps);
   return hyps;
 }

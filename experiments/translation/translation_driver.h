@@ -55,8 +55,9 @@ struct TranslationData {
 // Reads the corpus (or makes the synthetic task), trains the subwords (or
 // reads the resumed run's) and encodes every set, noting each in the log.
 TranslationData read_translation_data(const TranslationConfig& cfg, Run& run);
-// Writes new subwords into the run directory (rank 0), right before training:
-// a start that fails earlier leaves an earlier run's subword.model as it was.
+// Writes new subwords into the run directory (rank 0) once training has
+// begun (after Trainer::start): a start that fails earlier leaves the
+// directory as it was.
 void save_new_subwords(const TranslationData& data, Run& run);
 
 // The loss of a training batch: under mpirun, this process's share of it,
