@@ -31,7 +31,7 @@ scripts/build.sh rnnsearch bench_norm_impl
 
 for p in $p_values; do
   dir=$out/p$p
-  resume=()
+  resume=(--overwrite)  # a run killed before its first checkpoint starts afresh
   [ -f "$dir/checkpoint.safetensors" ] && resume=(--resume)
   echo "== rnnsearch --norm prmsnorm --p $p"
   build/bin/rnnsearch --norm prmsnorm --p "$p" --out "$dir" "${resume[@]}" "${args[@]}"

@@ -4,7 +4,8 @@
 # times the three norms' training steps against each other in pairs, fused and
 # composed from ops (bench_norm_impl), and prints the paper-style table
 # (validation error, step time, speedup against LayerNorm with 95% intervals)
-# with a paragraph on how to read it. Extra arguments go to every training
+# with a paragraph on how to read it. A second run replaces the first (its
+# runs are moved into runs/quickstart/<norm>/replaced-<time>/). Extra arguments go to every training
 # run, e.g. --threads 1; THREADS sets the timing's threads (default: all cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +14,7 @@ out=runs/quickstart
 for norm in layernorm rmsnorm prmsnorm; do
   echo "== cifar10 --norm $norm"
   build/bin/cifar10 --norm "$norm" --width 0.25 --train-size 5000 --valid-size 1000 --steps 100 \
-    --log-every 50 --out "$out/$norm" "$@"
+    --log-every 50 --overwrite --out "$out/$norm" "$@"
 done
 echo
 echo "== paired timing: every norm's step fused and composed from ops, in interleaved rounds in one process"

@@ -52,7 +52,7 @@ for shift_c in ${SHIFTS:-0 1 4 16}; do
     for seed in ${SEEDS:-1 2 3}; do
       dir=$out/c$shift_c/$norm-seed$seed
       log=$out/logs/c$shift_c-$norm-seed$seed
-      resume=()
+      resume=(--overwrite)  # a run killed before its first checkpoint starts afresh
       [ -f "$dir/checkpoint.safetensors" ] && resume=(--resume)
       [ -f "$log.done" ] && continue  # finished earlier: not run again
       while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || failed=1; done

@@ -24,7 +24,7 @@ train_every_norm() {
   shift 2
   for norm in $norms; do
     for seed in ${SEEDS:-default}; do
-      local seed_flag=() resume=()
+      local seed_flag=() resume=(--overwrite)  # a run killed before its first checkpoint starts afresh
       dir=$out/$norm
       if [ "$seed" != default ]; then
         dir=$out/$norm-seed$seed

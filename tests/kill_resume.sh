@@ -49,7 +49,10 @@ killed_round() {
   local checkpoint=$run/checkpoint.safetensors temporary=$run/.checkpoint.safetensors.tmp
   while :; do
     attempt=$((attempt + 1))
+    # Killed before its first checkpoint, the run starts afresh over its own
+    # logs (--overwrite moves them aside), as a user would restart it.
     resume=()
+    [ $attempt -gt 1 ] && resume=(--overwrite)
     if [ -f "$checkpoint" ]; then resume=(--resume); resumes=$((resumes + 1)); fi
     mode=$((attempt % 3))
     [ $strace_works -eq 1 ] || mode=0
@@ -80,7 +83,7 @@ killed_round() {
     esac
     [ $status -eq 0 ] && return 0
     if [ $status -ne 137 ]; then
-      echo "FAIL: attempt $attempt of round $rounds (mode $mode${resume:+, resuming}) exited with $status, not by SIGKILL:"
+      echo "FAIL: attempt $attempt of round $rounds (mode $mode${resume:+, ${resume[0]}}) exited with $status, not by SIGKILL:"
       tail -5 "$work/last.out"
       exit 1
     fi

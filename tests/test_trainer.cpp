@@ -74,6 +74,7 @@ struct QuadrantRun {
   bool poison_at_step_7 = false;                  // make step 7's loss NaN
   bool poison_gradient_at_step_7 = false;         // a finite loss whose gradient in out.weight is NaN
   bool always_nan = false;                         // every loss NaN
+  int64_t overflow_at = 0;                         // the update of this step overflows (lr 1e39)
 
   int64_t train(const fs::path& dir, bool resume = false) {
     run_options.out = dir.string();
@@ -113,6 +114,7 @@ struct QuadrantRun {
     if (trainer.due_for_validation()) validate();
     while (trainer.running()) {
       const int64_t step = trainer.next_step();
+      adam.set_lr(step == overflow_at ? 1e39 : 0.05);  // Adam moves each parameter by about lr: +-Inf in float
       Points b = rows(train_set, cursor.next());
       Var loss = cross_entropy(model(constant(b.x)), Indices(b.labels));
       if (always_nan || (poison_at_step_7 && step == 7)) loss = loss * constant(Tensor::full(loss.value().shape(), NAN));
@@ -247,6 +249,35 @@ TEST_CASE("trainer: with skip_nonfinite, ten non-finite steps in a row stop the 
   quadrants.options.skip_nonfinite = true;
   quadrants.always_nan = true;
   test::check_error([&] { quadrants.train(dir.path / "run"); }, "10 steps in a row", "the last at step 10");
+}
+
+TEST_CASE("trainer: an update that overflows is never saved; the last good checkpoint is kept") {
+  test::TempDir dir("trainer_overflow");
+  QuadrantRun quadrants;
+  quadrants.overflow_at = 20;  // a validation step: finite loss and gradients, infinite parameters after the update
+  test::check_error([&] { quadrants.train(dir.path / "run"); }, "after step 20, parameter",
+                    "is not finite (an update overflowed)");
+  const Checkpoint kept = load_checkpoint((dir.path / "run" / "checkpoint.safetensors").string());
+  CHECK(kept.metadata.at("step") == "10");
+  for (const auto& [name, tensor] : kept.tensors)
+    for (float v : tensor.span()) REQUIRE(std::isfinite(v));
+  // It resumes, and with a sane learning rate trains to the end.
+  QuadrantRun resumed;
+  CHECK(resumed.train(dir.path / "run", /*resume=*/true) == 40);
+}
+
+TEST_CASE("trainer: with skip_nonfinite an overflowed update goes back to the last good checkpoint and trains on") {
+  test::TempDir dir("trainer_overflow_skip");
+  QuadrantRun quadrants;
+  quadrants.overflow_at = 15;  // the next step's loss is NaN: skipped, and the model restored from step 10
+  quadrants.options.skip_nonfinite = true;
+  CHECK(quadrants.train(dir.path / "run") == 40);
+  auto valid = test::metric_lines(dir.path / "run", "valid");
+  REQUIRE(!valid.empty());
+  CHECK(valid.back()["accuracy"].get<double>() >= 90.0);
+  std::ifstream log(dir.path / "run" / "train.log");
+  const std::string text{std::istreambuf_iterator<char>(log), std::istreambuf_iterator<char>()};
+  CHECK(text.find("the model and optimizer of step 10 are restored") != std::string::npos);
 }
 
 TEST_CASE("trainer: best.safetensors and checkpoint.safetensors hold the model for rg::load") {

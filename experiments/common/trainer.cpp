@@ -111,6 +111,9 @@ void Trainer::step(const Var& loss) {
                               "such steps)", outcome.nonfinite, step_));
     ++skipped_in_a_row_;
     run_.note(fmt::format("step {}: {}; step skipped (--skip-nonfinite)", step_, outcome.nonfinite));
+    // A loss that is not finite because an earlier update overflowed would
+    // stay so: the model and optimizer go back to the last good checkpoint.
+    if (const std::string bad = nonfinite_state(); !bad.empty()) restore_last_good(bad);
     check(skipped_in_a_row_ < kMaxSkippedInARow, "{} steps in a row had a non-finite loss or gradient, the last "
           "at step {}; stopping (the last good checkpoint is kept)", kMaxSkippedInARow, step_);
   } else {
@@ -138,6 +141,16 @@ bool Trainer::due_for_validation() {
   // checkpoint logged it already.
   const bool due = took_step_ ? step_ % options_.eval_every == 0 || last_ : step_ == 0 && !run_.resuming();
   if (!due) return false;
+  // A checkpoint is good before it is saved: an update that overflowed (a
+  // finite loss and gradient, an infinite parameter after the step) is never
+  // saved over the last good checkpoint.
+  if (const std::string bad = nonfinite_state(); !bad.empty()) {
+    check(options_.skip_nonfinite, "after step {}, {} is not finite (an update overflowed); stopping without saving "
+          "it: {} keeps the last good step (--skip-nonfinite goes back to it and trains on)", step_, bad,
+          checkpoint_path_);
+    restore_last_good(bad);
+    return false;  // the restored model was validated when it was saved
+  }
   if (group_.distributed()) check_replicas_agree();
   if (!group_.writer()) return false;  // rank 0 validates; the others wait for it at the next step's sums
   pause_.emplace(run_);
@@ -146,6 +159,7 @@ bool Trainer::due_for_validation() {
 
 void Trainer::validate(Evaluation valid) {
   check(pause_.has_value(), "Trainer::validate: call it when due_for_validation() says yes");
+
   const double epoch_now = epoch();
   valid.fields.emplace_back("epoch", epoch_now);
   run_.log_eval("valid", step_, valid.loss, valid.fields);
@@ -231,6 +245,36 @@ void Trainer::check_replicas_agree() const {
   for (size_t r = 1; r < all.size(); ++r)
     check(all[r] == all[0], "after step {} rank {} holds other parameters than rank 0; the processes have diverged",
           step_, r);
+}
+
+std::string Trainer::nonfinite_state() {
+  // x·0 is 0 for every finite x and NaN for ±Inf and NaN: one sum per tensor, vectorised.
+  auto all_finite = [](const Tensor& t) {
+    float sum = 0.0f;
+    for (float v : t.span()) sum += v * 0.0f;
+    return sum == 0.0f;
+  };
+  for (const auto& [name, parameter] : model_.named_parameters())
+    if (!all_finite(parameter.value())) return "parameter " + name;
+  for (const auto& [name, tensor] : optimizer_.named_state())
+    if (!all_finite(tensor)) return "optimizer state " + name;
+  return {};
+}
+
+void Trainer::restore_last_good(const std::string& what) {
+  int64_t good_step = 0;
+  if (group_.writer()) {  // rank 0 reads its checkpoint; under mpirun the others take its state
+    const Checkpoint file = load_checkpoint(checkpoint_path_);
+    good_step = read_training_progress(file.metadata, checkpoint_path_).step;
+    load(model_, file);
+    restore_tensors(file, "optim.", optimizer_.named_state());
+  }
+  if (group_.distributed()) {
+    start_from_rank0();
+    for (auto& [name, tensor] : optimizer_.named_state()) group_.broadcast(tensor.span());
+  }
+  run_.note(fmt::format("step {}: {} is not finite; the model and optimizer of step {} are restored from {} and "
+                        "training goes on (--skip-nonfinite)", step_, what, good_step, checkpoint_path_));
 }
 
 int64_t Trainer::load_best() {

@@ -177,6 +177,10 @@ class Trainer {
 
  private:
   bool out_of_time() const;  // --train-minutes has passed (on rank 0)
+  // The first parameter or optimizer state that holds a NaN or ±Inf ("" when none).
+  std::string nonfinite_state();
+  // With skip_nonfinite: back to the model and optimizer of checkpoint.safetensors.
+  void restore_last_good(const std::string& what);
   void resume();
   void save(const std::string& path) const;
   void start_from_rank0();  // every process takes rank 0's parameters and buffers

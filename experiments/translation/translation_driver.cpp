@@ -144,7 +144,27 @@ Subword saved_subwords(const TranslationConfig& cfg) {
   return Subword((fs::path(cfg.run.out) / "subword.model").string());
 }
 
+namespace {
+
+// --output may not replace the input or any file of the run it translates with.
+void check_output_path(const TranslationConfig& cfg) {
+  if (cfg.output.empty()) return;
+  const fs::path output = cfg.output;
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(output, ec))) return;
+  check(!fs::is_directory(output), "--output {} is a directory; name a file", cfg.output);
+  check(!fs::equivalent(output, cfg.translate, ec), "--output {} is the file being translated (--translate)",
+        cfg.output);
+  for (const fs::directory_entry& entry : fs::directory_iterator(cfg.run.out, ec))
+    check(!fs::equivalent(output, entry.path(), ec),
+          "--output {} is {}, a file of the run in --out; translations never replace a run's files", cfg.output,
+          entry.path().string());
+}
+
+}  // namespace
+
 void translate_file(Seq2Seq& model, const Subword& subword, const TranslationConfig& cfg) {
+  check_output_path(cfg);
   const fs::path dir = cfg.run.out;
   fs::path weights = dir / "best.safetensors";
   if (!fs::exists(weights)) weights = dir / "checkpoint.safetensors";

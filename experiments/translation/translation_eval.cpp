@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -41,10 +43,22 @@ std::vector<std::string> detokenized(const Subword& subword, const std::vector<s
 }
 
 void write_lines(const std::string& path, const std::vector<std::string>& lines) {
-  std::ofstream out(path);
-  check(out.good(), "cannot write {}", path);
+  // Whole or not at all: a temporary file renamed over `path` (a link at
+  // `path` is replaced, not written through).
+  const std::string temporary = path + ".tmp";
+  std::error_code ec;
+  fs::remove(temporary, ec);
+  std::ofstream out(temporary);
+  check(out.good(), "cannot write {}: {}", path, std::strerror(errno));
   for (const std::string& line : lines) out << line << '\n';
-  check(out.good(), "writing {} failed", path);
+  out.close();
+  if (out.fail()) {
+    const std::string reason = std::strerror(errno);
+    fs::remove(temporary, ec);
+    throw Error(fmt::format("cannot write {}: {}", path, reason));
+  }
+  fs::rename(temporary, path, ec);
+  check(!ec, "cannot replace {}: {}", path, ec.message());
 }
 
 }  // namespace rg

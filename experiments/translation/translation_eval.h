@@ -17,7 +17,8 @@ double token_loss(Seq2Seq& model, const EncodedPairs& pairs, int64_t batch);
 // Subword ids back to text.
 std::vector<std::string> detokenized(const Subword& subword, const std::vector<std::vector<int32_t>>& ids);
 
-// One line per string; throws rg::Error naming the file when it cannot be written.
+// One line per string, written whole through a temporary file; throws rg::Error
+// naming the file and the cause when it cannot be written.
 void write_lines(const std::string& path, const std::vector<std::string>& lines);
 
 }  // namespace rg
