@@ -8,15 +8,24 @@
 #include <doctest/doctest.h>
 #include <stb/stb_image_write.h>
 
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include <cstdint>
+#include <filesystem>
+#include <iostream>
 #include <string>
 #include <vector>
 
 #include "archive_maker.h"
 #include "bad_input_catalog.h"
+#include "rmsgrad/experiments/common/run.h"
 #include "test_util.h"
 
 using rg::test::BadInput;
+using rg::Run;
+namespace test = rg::test;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -107,6 +116,27 @@ const std::string kCbtContext = [] {
 
 }  // namespace
 
+TEST_CASE("a second run into a run directory in use is refused, naming the first one's pid") {
+  test::TempDir dir("run_in_use");
+  const fs::path out = dir.path / "run";
+  std::streambuf* stdout_buffer = std::cout.rdbuf(nullptr);
+  {
+    Run first({.out = out.string()});  // holds <out>/.lock while it lives
+    std::string output;
+    CHECK(test::run_program(kCifar, "--width 0.1 --train-size 40 --batch 20 --valid-size 20 --zca off --steps 1 --out " +
+                                        out.string(),
+                            dir.path, output) == 1);
+    CHECK_MESSAGE(output.find(fmt::format("error: another run (pid {}) is using the run directory", ::getpid())) !=
+                      std::string::npos,
+                  output);
+  }
+  std::cout.rdbuf(stdout_buffer);
+  std::string output;  // once the first has ended, the directory is free (and the first run's logs are there)
+  CHECK_MESSAGE(test::run_program(kCifar, "--width 0.1 --train-size 40 --batch 20 --valid-size 20 --zca off "
+                                          "--steps 1 --overwrite --out " + out.string(), dir.path, output) == 0,
+                output);
+}
+
 TEST_CASE("the bad-input catalog: every entry fails clearly and leaves the run folder alone") {
   const std::string cifar_run = kCifar + " --width 0.1 --train-size 40 --batch 20 --valid-size 20 --zca off";
   const std::string cifar_resume = cifar_run + " --resume --out {out}";
@@ -159,6 +189,35 @@ TEST_CASE("the bad-input catalog: every entry fails clearly and leaves the run f
       {"cifar_negative_threads", kCifar, "--out {out} --threads -1", {}, "--threads"},
       {"cifar_zero_eps", kCifar, "--out {out} --eps 0", {}, "--eps"},
       {"cifar_missing_config", kCifar, "--out {out} --config {in}/missing.toml", {}, "missing.toml"},
+      // ---- every flag: one message shape, decimal whole numbers, finite numbers, no empty value ----
+      {"flag_zero_batch_message", kCifar, "--out {out} --batch 0", {}, "error: --batch must be above 0, got 0;"},
+      {"flag_octal_steps", kCifar, "--out {out} --steps 010", {}, "--steps takes a decimal whole number, got 010"},
+      {"flag_hex_batch", kCifar, "--out {out} --batch 0x14", {}, "--batch takes a decimal whole number, got 0x14"},
+      {"flag_nan_lr", kCifar, "--out {out} --lr nan", {}, "--lr must be a finite number, got nan"},
+      {"flag_inf_minutes", kCifar, "--out {out} --train-minutes inf", {}, "--train-minutes must be a finite number"},
+      {"flag_nan_bucket", kCifar, "--out {out} --bucket-mb nan", {}, "--bucket-mb must be a finite number"},
+      {"flag_nan_clip", kReader, "--out {out} --clip nan", {}, "--clip must be a finite number, got nan"},
+      {"flag_negative_seed", kCifar, "--out {out} --seed -1", {}, "--seed must be 0 or more, got -1"},
+      {"flag_huge_width", kCifar, "--out {out} --width 1e20", {}, "--width must be between 0.01 and 64, got 1e20"},
+      {"flag_tiny_eps", kCifar, "--out {out} --eps 1e-60", {}, "--eps must be between 1e-30 and 1, got 1e-60"},
+      {"flag_empty_translate", kTranslate, "--translate '' --out {out}", {}, "--translate was given an empty value"},
+      {"flag_empty_train_src", kTranslate,
+       "--out {out} --train-src '' --train-tgt {in}/t --valid-src {in}/s --valid-tgt {in}/t", {},
+       "--train-src was given an empty value"},
+      {"flag_empty_out", kCifar, "--out ''", {}, "--out was given an empty value"},
+      {"flag_config_bom", kCifar, "--out {out} --config {in}/c.toml", {{"c.toml", "\xEF\xBB\xBF" "batch = 20\n"}},
+       "c.toml starts with a UTF-8 byte-order mark"},
+      {"flag_config_octal", kCifar, "--out {out} --config {in}/c.toml", {{"c.toml", "steps = \"010\"\n"}},
+       "--steps takes a decimal whole number, got 010"},
+      // ---- the run folder: never mixed, never changed by a run that does not train ----
+      {"run_folder_holds_a_run", cifar_run, "--steps 1 --out {out}", {}, "holds a run (config.json, metrics.jsonl, "
+       "train.log): --resume continues it, --overwrite moves its files", /*overwrite=*/false},
+      {"resume_other_norm", cifar_run, "--steps 1 --resume --norm rmsnorm --seed 3 --out {out}",
+       {{"out/config.json", "{\"seed\": 0, \"norm\": \"layernorm\", \"steps\": 1}\n"}},
+       "--resume would train something else than the run in"},
+      {"resume_other_norm_lists_all", cifar_run, "--steps 1 --resume --norm rmsnorm --seed 3 --out {out}",
+       {{"out/config.json", "{\"seed\": 0, \"norm\": \"layernorm\", \"steps\": 1}\n"}},
+       "--seed 0 -> 3, --norm layernorm -> rmsnorm;"},
       {"cifar_config_unknown_key", kCifar, "--out {out} --config {in}/c.toml", {{"c.toml", "colour = 3\n"}},
        "unknown setting"},
       {"cifar_config_bad_value", kCifar, "--out {out} --config {in}/c.toml", {{"c.toml", "width = \"wide\"\n"}},

@@ -73,6 +73,17 @@ TEST_CASE("rnnsearch driver: learns the synthetic task, keeps the best checkpoin
                              tmp.path, output) == 0,
                   output);
   CHECK(read_lines(translated.string()) == read_lines((run / "hypotheses/test.txt").string()));
+
+  // --output never replaces the model it translates with, nor any file of the run.
+  const std::string model_bytes = test::read_file(run / "best.safetensors");
+  for (const fs::path& target : {run / "best.safetensors", run / "subword.model", tmp.path / "test.src"}) {
+    CAPTURE(target);
+    CHECK(run_driver("--translate " + (tmp.path / "test.src").string() + " --beam 1 --out " + run.string() +
+                         " --output " + target.string(),
+                     tmp.path, output) == 1);
+    CHECK_MESSAGE(output.find("error: --output " + target.string()) != std::string::npos, output);
+  }
+  CHECK(test::read_file(run / "best.safetensors") == model_bytes);
 }
 
 TEST_CASE("rnnsearch driver: --resume repeats the losses bit for bit") {

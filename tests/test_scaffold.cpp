@@ -278,6 +278,100 @@ TEST_CASE("run: --resume keeps metrics up to the checkpoint's step and appends")
   CHECK(log.find("(resuming)") != std::string::npos);
 }
 
+TEST_CASE("run: a resume that changes settings records each change with its step in config.json") {
+  fs::path dir = temp_dir("run_resume_history");
+  {
+    DriverFlags flags;
+    REQUIRE(flags.parse({"--out", dir.string(), "--lr", "0.1", "--threads", "1"}) == -1);
+    capturing_stdout([&] {
+      Run run(flags.app, flags.run);
+      run.begin_training(0);
+    });
+  }
+  {
+    DriverFlags flags;  // --threads may change; --lr only when asked
+    REQUIRE(flags.parse({"--out", dir.string(), "--resume", "--lr", "0.1", "--threads", "2"}) == -1);
+    capturing_stdout([&] {
+      Run run(flags.app, flags.run);
+      run.begin_training(20);
+    });
+  }
+  DriverFlags refused;
+  REQUIRE(refused.parse({"--out", dir.string(), "--resume", "--lr", "0.05", "--threads", "2"}) == -1);
+  CHECK_THROWS_WITH_AS(capturing_stdout([&] { Run run(refused.app, refused.run); }),
+                       doctest::Contains("--lr 0.1 -> 0.05; resume with the run's own settings, or add "
+                                         "--resume-with-changes"),
+                       Error);
+  DriverFlags allowed;
+  REQUIRE(allowed.parse({"--out", dir.string(), "--resume", "--resume-with-changes", "--lr", "0.05", "--threads",
+                         "2"}) == -1);
+  capturing_stdout([&] {
+    Run run(allowed.app, allowed.run);
+    run.begin_training(40);
+  });
+  const json config = json::parse(read_text(dir / "config.json"));
+  CHECK(config["lr"] == 0.05);
+  REQUIRE(config.contains("changes_on_resume"));
+  CHECK(config["changes_on_resume"] ==
+        json::parse(R"([{"step": 20, "changed": {"threads": [1, 2]}}, {"step": 40, "changed": {"lr": [0.1, 0.05]}}])"));
+}
+
+TEST_CASE("run: --overwrite moves the earlier run aside when training begins; links are moved, not followed") {
+  fs::path root = temp_dir("run_overwrite"), dir = root / "run";
+  fs::create_directories(dir);
+  std::ofstream(root / "elsewhere.txt") << "a file outside the run\n";
+  std::ofstream(dir / "config.json") << "{\"seed\": 0}\n";
+  std::ofstream(dir / "notes.txt") << "my notes\n";
+  fs::create_symlink(root / "elsewhere.txt", dir / "metrics.jsonl");
+  {
+    DriverFlags plain;  // without --overwrite: refused, nothing touched
+    REQUIRE(plain.parse({"--out", dir.string()}) == -1);
+    CHECK_THROWS_WITH_AS(capturing_stdout([&] { Run run(plain.app, plain.run); }),
+                         doctest::Contains("holds a run (config.json, metrics.jsonl)"), Error);
+  }
+  DriverFlags flags;
+  REQUIRE(flags.parse({"--out", dir.string(), "--overwrite"}) == -1);
+  capturing_stdout([&] {
+    Run run(flags.app, flags.run);
+    CHECK(read_text(dir / "notes.txt") == "my notes\n");  // nothing moves before training begins
+    run.begin_training(0);
+    run.log_train(1, 0.5);
+  });
+  CHECK(read_text(root / "elsewhere.txt") == "a file outside the run\n");
+  std::vector<fs::path> aside;
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (entry.path().filename().string().rfind("replaced-", 0) == 0) aside.push_back(entry.path());
+  REQUIRE(aside.size() == 1);
+  CHECK(read_text(aside[0] / "notes.txt") == "my notes\n");
+  CHECK(read_text(aside[0] / "config.json") == "{\"seed\": 0}\n");
+  CHECK(fs::is_symlink(aside[0] / "metrics.jsonl"));
+  CHECK(!fs::is_symlink(dir / "metrics.jsonl"));
+  CHECK(read_text(dir / "metrics.jsonl").find("\"step\":1") != std::string::npos);
+}
+
+TEST_CASE("run: a resumed run never writes through a link in its directory") {
+  fs::path root = temp_dir("run_link"), dir = root / "run";
+  {
+    DriverFlags flags;
+    REQUIRE(flags.parse({"--out", dir.string()}) == -1);
+    capturing_stdout([&] {
+      Run run(flags.app, flags.run);
+      run.begin_training(0);
+    });
+  }
+  std::ofstream(root / "precious.txt") << "not a log\n";
+  fs::remove(dir / "train.log");
+  fs::create_symlink(root / "precious.txt", dir / "train.log");
+  DriverFlags flags;
+  REQUIRE(flags.parse({"--out", dir.string(), "--resume"}) == -1);
+  CHECK_THROWS_WITH_AS(capturing_stdout([&] {
+                         Run run(flags.app, flags.run);
+                         run.begin_training(0);
+                       }),
+                       doctest::Contains("train.log' is a symbolic link"), Error);
+  CHECK(read_text(root / "precious.txt") == "not a log\n");
+}
+
 TEST_CASE("run: an --out that cannot be created is one clear error naming the path") {
   fs::path dir = temp_dir("run_unwritable");
   fs::create_directories(dir);

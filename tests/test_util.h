@@ -103,6 +103,14 @@ inline int run_program(const std::string& program, const std::string& args, cons
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// A whole file's bytes ("" when it cannot be read).
+inline std::string read_file(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
 // The lines of a run's metrics.jsonl whose split is `split`, in order.
 inline std::vector<nlohmann::json> metric_lines(const std::filesystem::path& run, const std::string& split) {
   std::vector<nlohmann::json> lines;

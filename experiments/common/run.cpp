@@ -424,14 +424,14 @@ void Run::compare_with_resumed_run(const std::string& saved_config, bool allow_c
 
 void Run::lock_directory() {
   const std::string file = path(".lock");
-  lock_fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-  check(lock_fd_ >= 0, "cannot create the lock file '{}': {}", file, std::strerror(errno));
-  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+  lock_.fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+  check(lock_.fd >= 0, "cannot create the lock file '{}': {}", file, std::strerror(errno));
+  if (::flock(lock_.fd, LOCK_EX | LOCK_NB) != 0) {
     const int error = errno;
     char pid[32] = {};
-    const ssize_t n = ::pread(lock_fd_, pid, sizeof pid - 1, 0);
-    ::close(lock_fd_);
-    lock_fd_ = -1;
+    const ssize_t n = ::pread(lock_.fd, pid, sizeof pid - 1, 0);
+    ::close(lock_.fd);
+    lock_.fd = -1;
     check(error == EWOULDBLOCK, "cannot lock '{}': {}", file, std::strerror(error));
     std::string holder(pid, static_cast<size_t>(std::max<ssize_t>(n, 0)));
     while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
@@ -439,7 +439,7 @@ void Run::lock_directory() {
                             "another --out", holder.empty() ? "unknown" : holder, dir_.string()));
   }
   const std::string pid = std::to_string(::getpid()) + "\n";
-  if (::ftruncate(lock_fd_, 0) != 0 || ::pwrite(lock_fd_, pid.data(), pid.size(), 0) < 0)
+  if (::ftruncate(lock_.fd, 0) != 0 || ::pwrite(lock_.fd, pid.data(), pid.size(), 0) < 0)
     throw Error(fmt::format("cannot write '{}': {}", file, std::strerror(errno)));
 }
 
@@ -471,13 +471,16 @@ Run::~Run() {
       // Stopped before training began: by an error (a bad input, a bad
       // checkpoint), leave the directory as it was; otherwise save the logs.
       if (!by_error) open_files();
-      return;
+    } else if (by_error) {
+      write_line("stopped by an error (the message follows on stderr)");
     }
-    if (by_error) write_line("stopped by an error (the message follows on stderr)");
   } catch (const std::exception& e) {
     print_error(e.what());
   }
-  if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the lock
+}
+
+Run::LockFile::~LockFile() {
+  if (fd >= 0) ::close(fd);  // releases the lock
 }
 
 void Run::open_files() {

@@ -223,7 +223,10 @@ class Run {
   double last_train_seconds_ = 0;
   int uncaught_at_creation_ = 0;
   bool replacing_ = false;                 // a fresh run over an earlier run (--overwrite)
-  int lock_fd_ = -1;                       // <out>/.lock, held while the run lives
+  struct LockFile {                        // <out>/.lock, held while the run lives (also when
+    int fd = -1;                           // its constructor throws: members are destroyed then)
+    ~LockFile();
+  } lock_;
   std::string saved_config_;               // the resumed run's config.json
   std::string changes_json_;               // this resume's changed settings, {"flag": [old, new]}
   int64_t begin_step_ = 0;                 // the step training began at
