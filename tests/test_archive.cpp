@@ -92,3 +92,17 @@ TEST_CASE("archive: CIFAR-10 image folders read from .tar.xz and .zip as from a 
     CHECK(set.images.at({3, 0, 0, 0}) == 11.0f);  // class1/1.png
   }
 }
+
+TEST_CASE("archive: members named ./train/... and a large unrelated member are read as a folder would be") {
+  test::TempDir tmp("archive_dot");
+  Members members;
+  members.emplace_back("./README.big", std::string(20 << 20, 'r'));  // over the image limit, and not an image
+  for (int c = 0; c < 10; ++c)
+    members.emplace_back("./train/class" + std::to_string(c) + "/0.png", png32(static_cast<unsigned char>(c)));
+  const std::string path = tmp.write("images.tar.gz", "");
+  std::ofstream(path, std::ios::binary) << test::make_archive("tar.gz", members);
+  cifar::ImageSet set = cifar::read_image_folder(path, "train");
+  REQUIRE(set.size() == 10);
+  CHECK(set.labels[9] == 9);
+  CHECK(read_all(path).count("train/class3/0.png") == 1);  // the name without "./"
+}

@@ -137,6 +137,37 @@ TEST_CASE("ZCA whitening: the whitened training rows have identity covariance") 
     }
 }
 
+TEST_CASE("ZCA cache: a file whose shapes or values do not fit is refused by name, never used") {
+  const int64_t n = 50, d = 6;
+  Generator gen(2);
+  const Tensor rows = normal(Shape{n, d}, 0.0f, 1.0f, gen);
+  const fs::path cache = fs::temp_directory_path() / ("rg_zca_cache_" + std::to_string(::getpid()));
+  fs::remove_all(cache);
+  std::string log;
+  cifar::fit_zca_cached(rows, cache.string(), log);
+  REQUIRE(log.find("fitted and cached in") != std::string::npos);
+  fs::path file;
+  for (const auto& entry : fs::directory_iterator(cache)) file = entry.path();
+  const cifar::Zca good = cifar::fit_zca(rows);
+  auto write_cache = [&](const Tensor& mean, const Tensor& transform) {
+    Checkpoint c;
+    c.add("mean", mean);
+    c.add("transform", transform);
+    save_checkpoint(file.string(), c);
+  };
+  write_cache(good.mean, Tensor::zeros(Shape{d, d - 1}));  // the right mean, a transform of another size
+  test::check_error([&] { cifar::fit_zca_cached(rows, cache.string(), log); }, file.string(),
+                    "a transform of shape [6, 5], this data needs [6] and [6, 6]");
+  Tensor poisoned = good.transform.clone();
+  poisoned.data()[7] = NAN;
+  write_cache(good.mean, poisoned);
+  test::check_error([&] { cifar::fit_zca_cached(rows, cache.string(), log); }, file.string(), "is not finite (nan)");
+  write_cache(good.mean, good.transform);
+  cifar::fit_zca_cached(rows, cache.string(), log);
+  CHECK(log.find("loaded from cache") != std::string::npos);
+  fs::remove_all(cache);
+}
+
 TEST_CASE("ConvPool-CNN-C: every norm gives logits; biases dropped where a norm has its own") {
   Generator data_gen(1);
   Tensor images = normal(Shape{4, 3, 32, 32}, 0.0f, 1.0f, data_gen);

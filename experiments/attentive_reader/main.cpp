@@ -90,6 +90,9 @@ int train(int argc, char** argv) {
   Vocab vocab = build_vocab(split.train, held_out, entities, cfg.min_count, cfg.max_vocab);
   std::vector<EncodedQuestion> train_set = encode(split.train, vocab), valid_set = encode(split.valid, vocab),
                                test_set = encode(test, vocab);
+  check(!valid_set.empty(), "{}: no validation question (a tenth of the training stories is held out unless "
+        "--valid-data names a file); there is nothing to validate on",
+        cfg.valid_data.empty() ? (cfg.data.empty() ? "the synthetic task" : cfg.data) : cfg.valid_data);
   run.note(fmt::format("vocabulary {} words, {} entity ids", vocab.size(), entities));
 
   AttentiveReaderOptions model_options;

@@ -66,6 +66,8 @@ void check_reader_flags(const ReaderConfig& cfg) {
         cfg.format, cfg.data);
   check(cfg.format != "synthetic" || (cfg.valid_data.empty() && cfg.test_data.empty()),
         "--valid-data and --test-data need a --data format");
+  check(cfg.norm.norm != "batchnorm" || cfg.cell == "lstm",
+        "--norm batchnorm works with --cell lstm only (the recurrent BatchNorm of Cooijmans et al. is an LSTM's)");
 }
 
 ReaderQuestions read_reader_questions(const ReaderConfig& cfg, uint64_t seed) {

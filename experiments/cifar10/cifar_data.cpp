@@ -116,15 +116,17 @@ using SplitImages = std::map<std::pair<std::string, std::string>, ImageSource>;
 SplitImages collect_split(const std::string& root, const std::string& split) {
   SplitImages files;
   if (fs::is_regular_file(root)) {
-    auto keep = [&](const std::string& name, std::vector<unsigned char>& bytes) {
-      fs::path p(name);
-      auto it = p.begin();
-      if (it == p.end() || *it != split || !is_image_name(name)) return;
+    // <split>/<class>/<file>; every other member is skipped unread, whatever its size.
+    auto parts_of = [&](const std::string& name) {
+      const fs::path p(name);
       std::vector<std::string> parts(p.begin(), p.end());
-      if (parts.size() != 3) return;  // <split>/<class>/<file>
+      return parts.size() == 3 && parts[0] == split && is_image_name(name) ? parts : std::vector<std::string>{};
+    };
+    auto keep = [&](const std::string& name, std::vector<unsigned char>& bytes) {
+      const std::vector<std::string> parts = parts_of(name);
       files[{parts[1], parts[2]}] = ImageSource{{}, std::move(bytes)};
     };
-    for_each_archive_file(root, keep, kMaxImageFileBytes);
+    for_each_archive_file(root, keep, kMaxImageFileBytes, [&](const std::string& name) { return !parts_of(name).empty(); });
   } else {
     const fs::path dir = fs::path(root) / split;
     if (!fs::is_directory(dir)) return files;

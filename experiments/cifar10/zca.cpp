@@ -99,7 +99,16 @@ Zca fit_zca_cached(const Tensor& rows, const std::string& cache_dir, std::string
     Checkpoint c = load_checkpoint(file.string());
     const Tensor* mean = c.find("mean");
     const Tensor* transform = c.find("transform");
-    check(mean && transform && mean->numel() == rows.dim(1), "zca: cache file {} does not fit this data", file.string());
+    const int64_t d = rows.dim(1);
+    check(mean && transform, "zca: cache file {} lacks its 'mean' or 'transform' tensor; delete it to fit afresh",
+          file.string());
+    check(mean->shape() == Shape{d} && transform->shape() == Shape{d, d},
+          "zca: cache file {} holds a mean of shape {} and a transform of shape {}, this data needs [{}] and [{}, {}]; "
+          "delete it to fit afresh", file.string(), mean->shape(), transform->shape(), d, d, d);
+    for (const Tensor* t : {mean, transform})
+      for (float v : t->span())
+        check(std::isfinite(v), "zca: cache file {} holds a value that is not finite ({}); delete it to fit afresh",
+              file.string(), v);
     log = "zca: loaded from cache " + file.string();
     return {*mean, *transform};
   }

@@ -32,7 +32,8 @@ std::string reason(struct archive* reader) {
 }
 
 void walk(struct archive* reader, const std::string& label,
-          const std::function<void(const std::string&, std::vector<unsigned char>&)>& visit, uint64_t max_file_bytes) {
+          const std::function<void(const std::string&, std::vector<unsigned char>&)>& visit, uint64_t max_file_bytes,
+          const std::function<bool(const std::string&)>& wanted) {
   std::vector<unsigned char> bytes;
   unsigned char chunk[1 << 16];
   for (;;) {
@@ -41,8 +42,14 @@ void walk(struct archive* reader, const std::string& label,
     if (status == ARCHIVE_EOF) return;
     check(status >= ARCHIVE_WARN, "{}: cannot read the archive: {}", label, reason(reader));
     const char* raw_name = archive_entry_pathname(entry);
-    const std::string name = raw_name != nullptr ? raw_name : "";
+    std::string name = raw_name != nullptr ? raw_name : "";
+    while (name.rfind("./", 0) == 0) name.erase(0, 2);  // `tar -C dir -czf x.tar.gz .` names ./train/...
     if (archive_entry_filetype(entry) != AE_IFREG) continue;  // directories, links, devices
+    if (wanted && !wanted(name)) {
+      check(archive_read_data_skip(reader) >= ARCHIVE_WARN, "{}: cannot read past '{}' in the archive: {}", label,
+            name, reason(reader));
+      continue;
+    }
     bytes.clear();
     for (;;) {
       const la_ssize_t got = archive_read_data(reader, chunk, sizeof(chunk));
@@ -61,21 +68,21 @@ void walk(struct archive* reader, const std::string& label,
 
 void for_each_archive_file(const std::string& path,
                            const std::function<void(const std::string&, std::vector<unsigned char>&)>& visit,
-                           uint64_t max_file_bytes) {
+                           uint64_t max_file_bytes, const std::function<bool(const std::string&)>& wanted) {
   ArchivePtr reader = new_reader();
   // Opening reads the first block to tell the format; the reason is only set after.
   const int opened = archive_read_open_filename(reader.get(), path.c_str(), 1 << 18);
   check(opened == ARCHIVE_OK, "{}: cannot read the archive: {}", path, reason(reader.get()));
-  walk(reader.get(), path, visit, max_file_bytes);
+  walk(reader.get(), path, visit, max_file_bytes, wanted);
 }
 
 void for_each_archive_file_in_memory(const void* data, size_t size, const std::string& label,
                                      const std::function<void(const std::string&, std::vector<unsigned char>&)>& visit,
-                                     uint64_t max_file_bytes) {
+                                     uint64_t max_file_bytes, const std::function<bool(const std::string&)>& wanted) {
   ArchivePtr reader = new_reader();
   const int opened = archive_read_open_memory(reader.get(), data, size);
   check(opened == ARCHIVE_OK, "{}: cannot read the archive: {}", label, reason(reader.get()));
-  walk(reader.get(), label, visit, max_file_bytes);
+  walk(reader.get(), label, visit, max_file_bytes, wanted);
 }
 
 }  // namespace rg

@@ -264,7 +264,8 @@ int run_main(int argc, char** argv, int (*train)(int argc, char** argv)) {
   try {
     return train(argc, argv);
   } catch (const std::exception& e) {
-    print_error(fmt::format("rank {} of {}: {}", group.rank(), group.size(), e.what()).c_str());
+    const bool memory = dynamic_cast<const std::bad_alloc*>(&e) != nullptr;
+    print_error(fmt::format("rank {} of {}: {}", group.rank(), group.size(), memory ? kOutOfMemory : e.what()).c_str());
     group.abort(1);
   }
 }

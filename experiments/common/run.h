@@ -73,6 +73,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <new>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -128,6 +129,9 @@ std::optional<int> parse_flags(CLI::App& app, int argc, const char* const* argv)
 // on stderr and exit code 1. The body returns an exit code or nothing (0).
 // (A driver's main is run_main, below, which also ends an MPI job.)
 int print_error(const char* message);  // prints "error: <message>", returns 1
+inline constexpr const char* kOutOfMemory =
+    "out of memory: an allocation failed (a size too large for this machine: a flag, or a line or file of the "
+    "data, asks for more than there is)";
 template <class Body>
 int report_errors(Body&& body) {
   try {
@@ -137,6 +141,8 @@ int report_errors(Body&& body) {
     } else {
       return body();
     }
+  } catch (const std::bad_alloc&) {
+    return print_error(kOutOfMemory);
   } catch (const std::exception& e) {
     return print_error(e.what());
   }

@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -38,8 +39,9 @@ size_t invalid_utf8_offset(const std::string& text) {
 
 std::vector<std::string> read_lines(const std::string& path) {
   check(std::filesystem::exists(path), "{}: no such file", path);
+  check(!std::filesystem::is_directory(path), "{}: is a directory, not a text file", path);
   std::unique_ptr<gzFile_s, int (*)(gzFile)> file(gzopen(path.c_str(), "rb"), gzclose);
-  check(file != nullptr, "{}: cannot open", path);
+  check(file != nullptr, "{}: cannot open: {}", path, std::strerror(errno));
   std::vector<std::string> lines;
   std::string current;
   char buffer[1 << 16];
@@ -62,6 +64,8 @@ std::vector<std::string> read_lines(const std::string& path) {
     }
   }
   if (!current.empty()) lines.push_back(std::move(current));
+  // A UTF-8 byte-order mark (editors on Windows write one) is not text.
+  if (!lines.empty() && lines[0].rfind("\xEF\xBB\xBF", 0) == 0) lines[0].erase(0, 3);
   for (size_t i = 0; i < lines.size(); ++i) {
     std::string& line = lines[i];
     if (!line.empty() && line.back() == '\r') line.pop_back();

@@ -37,7 +37,15 @@ CaptionCorpus read_corpus(const std::string& features_path, const std::vector<st
   check(!caption_paths.empty(), "order_embedding: --features {} needs caption files (--captions)", features_path);
   CaptionCorpus corpus;
   corpus.features = read_npy_matrix(features_path);
-  const int64_t n = corpus.features.dim(0);
+  const int64_t n = corpus.features.dim(0), d = corpus.features.dim(1);
+  // A NaN or Inf feature would give NaN distances, recalls computed from them,
+  // and a best checkpoint picked on them.
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < d; ++j) {
+      const float v = corpus.features.data()[i * d + j];
+      check(std::isfinite(v), "order_embedding: --features {}: row {} (image {}) holds {} in column {}; every feature "
+            "must be finite", features_path, i, i + 1, v, j);
+    }
   std::vector<std::vector<std::string>> files;
   for (const std::string& path : caption_paths) files.push_back(read_lines(path));
   if (files.size() == 1) {

@@ -29,6 +29,22 @@ SavedSettings::SavedSettings(const std::string& run_dir) : path_((fs::path(run_d
 
 namespace {
 
+// The longest sentence, in subwords, that validation, the test and
+// --translate take: beam search holds a few of its length's states per
+// hypothesis, and the Transformer's attention its square.
+constexpr size_t kLongestEvaluated = 1000;
+
+// Every sentence of an evaluation set within kLongestEvaluated, or an error
+// naming the file and line.
+void check_lengths(const std::vector<std::vector<int32_t>>& sentences, const std::vector<int64_t>& lines,
+                   const std::string& file) {
+  for (size_t i = 0; i < sentences.size(); ++i)
+    check(sentences[i].size() <= kLongestEvaluated,
+          "{}:{}: {} subwords; the longest sentence this program evaluates or translates is {} (training pairs are "
+          "capped by --max-length instead)", file, lines.empty() ? i + 1 : static_cast<size_t>(lines[i]) + 1,
+          sentences[i].size(), kLongestEvaluated);
+}
+
 // The real (unpadded) tokens of a batch.
 double real_tokens(const PaddedBatch& batch) {
   double n = 0.0;
@@ -66,6 +82,18 @@ TranslationData read_translation_data(const TranslationConfig& cfg, Run& run) {
   d.train = encode_pairs(d.corpus.train, d.subword, cfg.max_length);
   d.valid = encode_pairs(d.corpus.valid, d.subword, 0);
   check(d.train.size() > 0, "no training pair is left after the length filter");
+  const std::string valid_src = cfg.valid_src.empty() ? "the synthetic validation set" : cfg.valid_src;
+  check(d.valid.size() > 0, "{}: no validation pair has both sides non-empty; there is nothing to validate on",
+        valid_src);
+  check_lengths(d.valid.source, d.valid.line, valid_src);
+  check_lengths(d.valid.target, d.valid.line, cfg.valid_tgt.empty() ? valid_src : cfg.valid_tgt);
+  if (d.corpus.test.size() > 0) {
+    const EncodedPairs test = encode_pairs(d.corpus.test, d.subword, 0);
+    const std::string test_src = cfg.test_src.empty() ? "the synthetic test set" : cfg.test_src;
+    check(test.size() > 0, "{}: no test pair has both sides non-empty; there is nothing to test on", test_src);
+    check_lengths(test.source, test.line, test_src);
+    check_lengths(test.target, test.line, cfg.test_tgt.empty() ? test_src : cfg.test_tgt);
+  }
   d.valid_sources = encode_sentences(d.corpus.valid.source, d.subword);
   if (cfg.valid_limit > 0 && static_cast<int64_t>(d.valid_sources.size()) > cfg.valid_limit)
     d.valid_sources.resize(static_cast<size_t>(cfg.valid_limit));
@@ -175,8 +203,9 @@ void translate_file(Seq2Seq& model, const Subword& subword, const TranslationCon
   if (cfg.run.threads > 0) set_num_threads(cfg.run.threads);
   BeamOptions beam{.beam = cfg.beam, .length_norm = cfg.length_norm};
   std::vector<std::string> lines = read_lines(cfg.translate);
-  std::vector<std::string> out =
-      detokenized(subword, translate_all(model, encode_sentences(lines, subword), beam, cfg.decode_batch));
+  const std::vector<std::vector<int32_t>> sources = encode_sentences(lines, subword);
+  check_lengths(sources, {}, cfg.translate);
+  std::vector<std::string> out = detokenized(subword, translate_all(model, sources, beam, cfg.decode_batch));
   if (cfg.output.empty()) {
     for (const std::string& line : out) std::cout << line << '\n';
   } else {
