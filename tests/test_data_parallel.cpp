@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "rmsgrad/core/checkpoint.h"
@@ -185,6 +186,34 @@ TEST_CASE("when one process dies the job stops, and the last checkpoint resumes"
   REQUIRE(fs::exists(dir / "run" / "checkpoint.safetensors"));
   REQUIRE_MESSAGE(test::run_program(d.binary, d.args + " --threads 1 --steps 30 --resume --out " + run, dir, out) == 0,
                   out);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("the processes of a job must read the same data, not only the same file names") {
+  const fs::path dir = fresh_dir("data");
+  // Each rank runs in a folder of its own and reads "s.txt" and "t.txt" there:
+  // the same settings, other text. First the same number of lines, then another.
+  for (const int rank1_lines : {40, 44}) {
+    for (int rank = 0; rank < 2; ++rank) {
+      const fs::path folder = dir / ("rank" + std::to_string(rank));
+      fs::create_directories(folder);
+      std::ofstream source(folder / "s.txt"), target(folder / "t.txt");
+      for (int i = 0; i < (rank == 0 ? 40 : rank1_lines); ++i) {
+        source << "ein satz " << (rank == 0 ? "hier" : "dort") << " nummer " << i << "\n";
+        target << "a sentence " << (rank == 0 ? "here" : "there") << " number " << i << "\n";
+      }
+    }
+    const std::string args = "--train-src s.txt --train-tgt t.txt --valid-src s.txt --valid-tgt t.txt --vocab-size 60 "
+                             "--embed 8 --hidden 8 --steps 2 --threads 1 --out " + (dir / "run").string();
+    const std::string command = kMpirun + " sh -c 'cd " + dir.string() + "/rank$OMPI_COMM_WORLD_RANK && exec " +
+                                RG_RNNSEARCH_BIN + " " + args + "'";
+    std::string out;
+    CHECK(test::run_program(command, "", dir, out) != 0);
+    INFO(out);
+    CHECK(out.find("error: rank 1 of 2: rank 1 read other data than rank 0: training pairs " +
+                   std::to_string(rank1_lines)) != std::string::npos);
+    fs::remove_all(dir / "run");
+  }
   fs::remove_all(dir);
 }
 

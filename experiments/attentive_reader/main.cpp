@@ -90,6 +90,13 @@ int train(int argc, char** argv) {
   Vocab vocab = build_vocab(split.train, held_out, entities, cfg.min_count, cfg.max_vocab);
   std::vector<EncodedQuestion> train_set = encode(split.train, vocab), valid_set = encode(split.valid, vocab),
                                test_set = encode(test, vocab);
+  auto fingerprint = [](const char* name, const std::vector<EncodedQuestion>& set) {
+    std::vector<std::vector<int32_t>> parts;
+    for (const EncodedQuestion& q : set) parts.insert(parts.end(), {q.document, q.query, q.candidates, {q.answer}});
+    return DataFingerprint{name, static_cast<int64_t>(set.size()), content_hash(parts)};
+  };
+  run.check_same_data({fingerprint("training questions", train_set), fingerprint("validation questions", valid_set),
+                       fingerprint("test questions", test_set)});
   check(!valid_set.empty(), "{}: no validation question (a tenth of the training stories is held out unless "
         "--valid-data names a file); there is nothing to validate on",
         cfg.valid_data.empty() ? (cfg.data.empty() ? "the synthetic task" : cfg.data) : cfg.valid_data);

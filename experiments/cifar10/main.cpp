@@ -105,6 +105,11 @@ int train(int argc, char** argv) {
                                             cfg.train_size > 0 ? cfg.train_size : 10000, cfg.run.seed);
   if (cfg.train_size > 0) splits.train = cifar::take(splits.train, cfg.train_size);
   run.note(splits.description);
+  auto fingerprint = [](const char* name, const cifar::ImageSet& set) {
+    return DataFingerprint{name, set.size(), content_hash(set.images) ^ content_hash(set.labels)};
+  };
+  run.check_same_data({fingerprint("training images", splits.train), fingerprint("validation images", splits.valid),
+                       fingerprint("test images", splits.test)});
   preprocess(splits, cfg, run);
 
   ConvPoolCnnOptions model_options;

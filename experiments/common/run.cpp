@@ -580,6 +580,60 @@ Run::ClockPause::~ClockPause() {
     run_.paused_seconds_ += std::chrono::duration<double>(Clock::now() - run_.pause_start_).count();
 }
 
+// ---- data ----
+
+namespace {
+
+// FNV-1a over bytes.
+uint64_t fnv1a(const void* data, size_t bytes, uint64_t hash) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < bytes; ++i) hash = (hash ^ p[i]) * 1099511628211ull;
+  return hash;
+}
+
+constexpr uint64_t kFnvOffset = 1469598103934665603ull;
+
+}  // namespace
+
+uint64_t content_hash(const Tensor& values) {
+  if (!values.defined()) return kFnvOffset;
+  const std::vector<int64_t>& dims = values.shape().dims();
+  const uint64_t hash = fnv1a(dims.data(), dims.size() * sizeof(int64_t), kFnvOffset);
+  return fnv1a(values.data(), static_cast<size_t>(values.numel()) * sizeof(float), hash);
+}
+
+uint64_t content_hash(const std::vector<std::vector<int32_t>>& sequences) {
+  uint64_t hash = kFnvOffset;
+  for (const std::vector<int32_t>& s : sequences) {
+    const uint64_t length = s.size();
+    hash = fnv1a(&length, sizeof length, hash);
+    hash = fnv1a(s.data(), s.size() * sizeof(int32_t), hash);
+  }
+  return hash;
+}
+
+uint64_t content_hash(const std::vector<int32_t>& values) {
+  return fnv1a(values.data(), values.size() * sizeof(int32_t), kFnvOffset);
+}
+
+void Run::check_same_data(const std::vector<DataFingerprint>& data) const {
+  const dist::ProcessGroup& group = dist::ProcessGroup::world();
+  if (!group.distributed()) return;
+  json mine = json::array();
+  for (const DataFingerprint& d : data) mine.push_back({d.name, d.count, fmt::format("{:016x}", d.hash)});
+  const std::vector<std::string> all = group.all_gather(mine.dump());
+  const json reference = json::parse(all[0]);
+  for (size_t r = 1; r < all.size(); ++r) {
+    const json other = json::parse(all[r]);
+    check(other.size() == reference.size(), "rank {} describes its data in other terms than rank 0", r);
+    for (size_t i = 0; i < reference.size(); ++i)
+      check(other[i] == reference[i],
+            "rank {} read other data than rank 0: {} {} (hash {}) against {} (hash {}); every process of a job must "
+            "read the same files", r, reference[i][0].get<std::string>(), other[i][1].dump(),
+            other[i][2].get<std::string>(), reference[i][1].dump(), reference[i][2].get<std::string>());
+  }
+}
+
 // ---- logging ----
 
 namespace {

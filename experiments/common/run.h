@@ -68,6 +68,8 @@
 // "error: rank r of N: <message>" and the end of the whole job.
 #include <CLI/CLI.hpp>
 
+#include "rmsgrad/core/tensor.h"
+
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -156,6 +158,17 @@ int report_errors(Body&& body) {
 // none waits for the failed one in a collective.
 int run_main(int argc, char** argv, int (*train)(int argc, char** argv));
 
+// What a process read, for Run::check_same_data: what it is, how many, and a
+// hash of every value in it.
+struct DataFingerprint {
+  std::string name;  // "training images"
+  int64_t count = 0;
+  uint64_t hash = 0;
+};
+uint64_t content_hash(const Tensor& values);
+uint64_t content_hash(const std::vector<std::vector<int32_t>>& sequences);
+uint64_t content_hash(const std::vector<int32_t>& values);
+
 class Run {
  public:
   using Fields = std::vector<std::pair<std::string, double>>;  // extra metrics, by name
@@ -180,6 +193,14 @@ class Run {
   // Called once, right before the training loop, with the step training starts
   // from: 0, or the step of the checkpoint being resumed. Starts the clock.
   void begin_training(int64_t step);
+
+  // Under mpirun, every process must read the same data: what each read is
+  // compared with rank 0's, and the first difference is an error on every
+  // process (different sizes would give different step counts, and one
+  // process would wait for another in a collective forever; the same sizes
+  // of other data would train silently on something else). Call it on every
+  // process; it does nothing for one.
+  void check_same_data(const std::vector<DataFingerprint>& data) const;
 
   void log_train(int64_t step, double loss, const Fields& extra = {});
   void log_eval(std::string_view split, int64_t step, double loss, const Fields& extra = {});

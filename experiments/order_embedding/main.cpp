@@ -102,6 +102,11 @@ int train(int argc, char** argv) {
   run.note(corpus.description);
   Splits splits = split_corpus(corpus, cfg.min_count);
   run.note(splits.description);
+  auto fingerprint = [](const char* name, const RetrievalSet& set) {
+    return DataFingerprint{name, set.num_images(), content_hash(set.features) ^ content_hash(set.captions)};
+  };
+  run.check_same_data({fingerprint("training images", splits.train), fingerprint("validation images", splits.valid),
+                       fingerprint("test images", splits.test)});
   check(splits.train.num_images() >= 2 && splits.valid.num_images() >= 2,
         "order_embedding: {} images are too few to split (need at least 2 for training and 2 for validation)",
         corpus.num_images());

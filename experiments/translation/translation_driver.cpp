@@ -81,6 +81,11 @@ TranslationData read_translation_data(const TranslationConfig& cfg, Run& run) {
   TranslationData d{.corpus = std::move(corpus), .subword = std::move(subword), .subword_is_new = !saved};
   d.train = encode_pairs(d.corpus.train, d.subword, cfg.max_length);
   d.valid = encode_pairs(d.corpus.valid, d.subword, 0);
+  auto fingerprint = [](const char* name, const EncodedPairs& pairs) {
+    return DataFingerprint{name, static_cast<int64_t>(pairs.size()),
+                           content_hash(pairs.source) ^ 31 * content_hash(pairs.target)};
+  };
+  run.check_same_data({fingerprint("training pairs", d.train), fingerprint("validation pairs", d.valid)});
   check(d.train.size() > 0, "no training pair is left after the length filter");
   const std::string valid_src = cfg.valid_src.empty() ? "the synthetic validation set" : cfg.valid_src;
   check(d.valid.size() > 0, "{}: no validation pair has both sides non-empty; there is nothing to validate on",
