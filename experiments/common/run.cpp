@@ -251,7 +251,9 @@ std::optional<int> parse_flags(CLI::App& app, int argc, const char* const* argv)
 int print_error(const char* message) {
   std::cout.flush();
   clear_progress_line();
-  std::cerr << "error: " << message << std::endl;
+  // One write: the processes of an MPI job share the terminal, and two
+  // messages written in pieces would interleave.
+  std::cerr << ("error: " + std::string(message) + "\n") << std::flush;
   return 1;
 }
 
