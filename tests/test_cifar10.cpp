@@ -92,6 +92,34 @@ TEST_CASE("image folders: classes sorted by name, pixels as channel planes") {
                        Error);
 }
 
+TEST_CASE("image folders: the official order from ../labels, with or without a trailing slash on --data") {
+  TempDir tmp("official_order");
+  // Two images per class, c0 … c9; the official order lists the labels 9, 8, …, 0, 9, 8, …, 0.
+  for (int c = 0; c < 10; ++c) {
+    fs::create_directories(tmp.path / "png" / "train" / ("c" + std::to_string(c)));
+    for (int i = 0; i < 2; ++i) {
+      std::vector<unsigned char> rgb(32 * 32 * 3, static_cast<unsigned char>(10 * c + i));
+      const std::string file = (tmp.path / "png" / "train" / ("c" + std::to_string(c)) / (std::to_string(i) + ".png")).string();
+      REQUIRE(stbi_write_png(file.c_str(), 32, 32, 3, rgb.data(), 32 * 3) != 0);
+    }
+  }
+  fs::create_directories(tmp.path / "labels");
+  for (int b = 1; b <= 5; ++b) {
+    std::ofstream labels(tmp.path / "labels" / ("data_batch_" + std::to_string(b) + ".labels"), std::ios::binary);
+    if (b <= 2)
+      for (int c = 9; c >= 0; --c) labels << static_cast<char>(c);
+  }
+  for (const std::string data : {(tmp.path / "png").string(), (tmp.path / "png").string() + "/"}) {
+    CAPTURE(data);
+    const cifar::Splits splits = cifar::load_splits(data, 5, 0, 1);
+    CHECK(splits.description.find("official order restored") != std::string::npos);
+    REQUIRE(splits.train.size() == 15);
+    CHECK(splits.train.labels[0] == 9);
+    CHECK(splits.train.labels[1] == 8);
+    CHECK(splits.train.images.at({0, 0, 0, 0}) == 90.0f);  // c9's first image
+  }
+}
+
 TEST_CASE("synthetic images: deterministic by seed, every class present") {
   cifar::ImageSet a = cifar::synthetic(200, 3), b = cifar::synthetic(200, 3), c = cifar::synthetic(200, 4);
   CHECK(max_abs_diff(a.images, b.images) == 0.0f);

@@ -289,7 +289,10 @@ Splits load_splits(const std::string& data, int64_t valid_size, int64_t syntheti
     return s;
   }
   ImageSet all = read_image_folder(data, "train");
-  fs::path labels = fs::path(data).parent_path() / "labels";
+  // "cifar/png/" names the same folder as "cifar/png": its parent holds labels/.
+  fs::path folder = fs::path(data).lexically_normal();
+  if (!folder.has_filename()) folder = folder.parent_path();
+  fs::path labels = folder.parent_path() / "labels";
   std::string order = "folder order";
   if (fs::exists(labels / "data_batch_1.labels")) {
     std::vector<std::string> files;
