@@ -116,7 +116,7 @@ void save_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
 
 Checkpoint load_checkpoint(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  check(in.good(), "checkpoint {}: cannot open the file", path);
+  check(in.good(), "checkpoint {}: cannot open the file: {}", path, std::strerror(errno));
   in.seekg(0, std::ios::end);
   const uint64_t file_size = static_cast<uint64_t>(in.tellg());
   in.seekg(0);

@@ -2,6 +2,8 @@
 
 #include <zlib.h>
 
+#include <cerrno>
+#include <cstring>
 #include <array>
 #include <memory>
 
@@ -22,7 +24,7 @@ constexpr int64_t kMaxSide = 4096;
 class IdxReader {
  public:
   explicit IdxReader(const std::string& path) : path_(path), file_(gzopen(path.c_str(), "rb"), &gzclose) {
-    check(file_ != nullptr, "{}: cannot open the file", path);
+    check(file_ != nullptr, "{}: cannot open the file: {}", path, std::strerror(errno));
   }
 
   uint32_t big_endian_u32(const char* what) {

@@ -226,7 +226,7 @@ TEST_CASE("the bad-input catalog: every entry fails clearly and leaves the run f
        "wide"},
       {"cifar_out_is_a_file", kCifar, "--out {in}/afile/run", {{"afile", "a file, not a folder\n"}}, "run directory"},
       // ---- cifar10: checkpoints on --resume ----
-      {"checkpoint_missing", cifar_resume, "", {}, "cannot open the file"},
+      {"checkpoint_missing", cifar_resume, "", {}, "cannot open the file: No such file or directory"},
       {"checkpoint_too_short", cifar_resume, "", {{"out/checkpoint.safetensors", "abc"}}, "too short"},
       {"checkpoint_header_too_long", cifar_resume, "",
        {{"out/checkpoint.safetensors", std::string("\xff\xff\xff\xff\xff\xff\x00\x00{}", 10)}},

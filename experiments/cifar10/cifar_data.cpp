@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -20,7 +21,7 @@ namespace {
 
 std::vector<unsigned char> read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  check(in.good(), "cifar10: cannot open {}", path);
+  check(in.good(), "cifar10: cannot open {}: {}", path, std::strerror(errno));
   // Block reads: copying through istreambuf_iterator took a call per byte,
   // most of the time of reading a small image (seen profiling the image_folder
   // fuzzer, where it ran for every input).
@@ -90,7 +91,7 @@ void decode_into(const std::vector<unsigned char>& bytes, const std::string& nam
 // open file, not a separate stat).
 std::vector<unsigned char> read_image_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
-  check(in.good(), "cifar10: cannot open {}", path);
+  check(in.good(), "cifar10: cannot open {}: {}", path, std::strerror(errno));
   const auto size = static_cast<uint64_t>(in.tellg());
   check(size <= kMaxImageFileBytes, "cifar10: image {} has {} bytes, more than a 32×32 image needs", path, size);
   std::vector<unsigned char> bytes(size);

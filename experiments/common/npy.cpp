@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cctype>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -246,7 +247,7 @@ Tensor read_npy_matrix(const std::string& path) {
   const uint64_t size = fs::file_size(path, ec);
   check(!ec, "{}: cannot read the file size: {}", path, ec.message());
   std::ifstream in(path, std::ios::binary);
-  check(in.is_open(), "{}: cannot open for reading", path);
+  check(in.is_open(), "{}: cannot open for reading: {}", path, std::strerror(errno));
   auto read_bytes = [&](void* into, uint64_t n) {
     in.read(static_cast<char*>(into), static_cast<std::streamsize>(n));
     check(static_cast<uint64_t>(in.gcount()) == n, "{}: read error after {} of {} bytes", path, in.gcount(), n);
@@ -319,7 +320,7 @@ void write_npy(const std::string& path, const Tensor& t) {
   header.push_back('\n');
   check(header.size() <= 0xFFFF, "{}: write_npy: the header is too long ({} bytes)", path, header.size());
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  check(out.is_open(), "{}: cannot open for writing", path);
+  check(out.is_open(), "{}: cannot open for writing: {}", path, std::strerror(errno));
   const char version_and_length[4] = {1, 0, static_cast<char>(header.size() & 0xFF),
                                       static_cast<char>(header.size() >> 8)};
   out.write(kMagic, 6);

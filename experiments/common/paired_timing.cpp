@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstring>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -52,7 +54,7 @@ const PairedRow* PairedTimes::find(const std::string& impl, const std::string& n
 
 PairedTimes read_paired_timing(const std::filesystem::path& path) {
   std::ifstream in(path);
-  check(in.good(), "paired timing: cannot read {}", path.string());
+  check(in.good(), "paired timing: cannot read {}: {}", path.string(), std::strerror(errno));
   PairedTimes times;
   std::string text;
   for (int line_no = 1; std::getline(in, text); ++line_no) {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstring>
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -88,7 +90,7 @@ RunSummary summarize_run(const fs::path& dir, const TableOptions& options) {
   double steps_per_epoch = kMissing;
   const fs::path metrics = dir / "metrics.jsonl";
   std::ifstream in(metrics);
-  check(in.good(), "paper_table: cannot read {}", metrics.string());
+  check(in.good(), "paper_table: cannot read {}: {}", metrics.string(), std::strerror(errno));
   std::string text;
   for (int line_no = 1; std::getline(in, text); ++line_no) {
     if (text.empty()) continue;

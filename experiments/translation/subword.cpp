@@ -3,6 +3,8 @@
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -58,9 +60,10 @@ void Subword::save(const std::string& model_path) const {
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     out.close();
     if (out.fail()) {
+      const std::string reason = std::strerror(errno);
       std::error_code ignored;
       std::filesystem::remove(temporary, ignored);
-      throw Error(fmt::format("subword: cannot write {}", model_path));
+      throw Error(fmt::format("subword: cannot write {}: {}", model_path, reason));
     }
   }
   std::error_code ec;
