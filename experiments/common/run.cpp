@@ -194,11 +194,17 @@ std::string unsound_value(const CLI::App& app) {
                              (digits.size() == 1 || digits[0] != '0');
         if (!decimal) return fmt::format("{} takes a decimal whole number, got {}", name, value);
         if (negative && type == "UINT") return fmt::format("{} must be 0 or more, got {}", name, value);
+        int64_t as_signed = 0;
+        uint64_t as_unsigned = 0;
+        const bool fits = type == "UINT" ? parse_whole(value, as_unsigned) : parse_whole(value, as_signed);
+        if (!fits) return fmt::format("{} is too large, got {}", name, value);
       } else if (type == "FLOAT") {
         char* end = nullptr;
         const double number = std::strtod(value.c_str(), &end);
         if (end != value.c_str() + value.size() || !std::isfinite(number))
           return fmt::format("{} must be a finite number, got {}", name, value);
+        if (value.find_first_of("xX") != std::string::npos)  // strtod reads hexadecimal too
+          return fmt::format("{} takes a decimal number, got {}", name, value);
       }
     }
   }
@@ -236,6 +242,16 @@ std::optional<int> parse_flags(CLI::App& app, int argc, const char* const* argv,
     const CLI::Option* config = app.get_config_ptr();
     if (what.rfind(unknown_key, 0) == 0 && config && !config->results().empty())
       what = fmt::format("--config {}: unknown setting '{}'", config->results().back(), what.substr(unknown_key.size()));
+    // CLI11's "Could not convert: --steps = 1e3" in the one message shape.
+    const std::string convert = "Could not convert: ";
+    if (const size_t equals = what.find(" = "); what.rfind(convert, 0) == 0 && equals != std::string::npos) {
+      const std::string flag = what.substr(convert.size(), equals - convert.size()), value = what.substr(equals + 3);
+      const CLI::Option* option = app.get_option_no_throw(flag);
+      const std::string type = option ? option->get_type_name() : "";
+      what = type.rfind("INT", 0) == 0 || type.rfind("UINT", 0) == 0
+                 ? fmt::format("{} takes a decimal whole number, got {}", flag, value)
+                 : fmt::format("{} cannot take {}", flag, value);
+    }
     // "--batch: must be above 0, got 0" (our validators) reads "--batch must be above 0, got 0".
     if (const size_t colon = what.find(": must be "); colon != std::string::npos && what.rfind("--", 0) == 0 &&
                                                        what.find(' ') > colon)
@@ -315,10 +331,6 @@ void write_replacing(const std::string& file, const std::string& text) {
   fs::rename(temporary, file, ec);
   check(!ec, "cannot replace '{}': {}", file, ec.message());
 }
-
-}  // namespace
-
-namespace {
 
 // The flags of a program that has only the run's own, set to `options`.
 struct RunFlags {

@@ -159,7 +159,6 @@ bool Trainer::due_for_validation() {
 
 void Trainer::validate(Evaluation valid) {
   check(pause_.has_value(), "Trainer::validate: call it when due_for_validation() says yes");
-
   const double epoch_now = epoch();
   valid.fields.emplace_back("epoch", epoch_now);
   run_.log_eval("valid", step_, valid.loss, valid.fields);
