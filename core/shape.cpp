@@ -16,6 +16,14 @@ Shape::Shape(const std::vector<int64_t>& dims) {
     check(dims[i] >= 0, "Shape: negative dimension {} at axis {}", dims[i], i);
     dims_[i] = dims[i];
   }
+  // Sizes that come from flags and file headers are multiplied here first: a
+  // product past 2^60 elements (of any element type, in bytes) is refused
+  // rather than wrapped round into a small, wrong size.
+  int64_t n = 1;
+  for (int i = 0; i < rank_; ++i)
+    check(!__builtin_mul_overflow(n, dims_[i], &n) && n <= (int64_t{1} << 60),
+          "Shape {}: more elements than this library can hold (a size from a flag or a file that is too large)",
+          str());
 }
 
 int64_t Shape::numel() const {
