@@ -119,7 +119,7 @@ TEST_CASE("paired timing: the time columns come from bench_norm_impl's lines, an
   CHECK(test::error_of([&] { read_paired_timing(bad); }) ==
         fmt::format("paired timing: {} line 1 is not a bench_norm_impl line", bad));
   CHECK(test::error_of([&] { read_paired_timing(tmp.file("missing.jsonl")); }) ==
-        fmt::format("paired timing: cannot read {}", tmp.file("missing.jsonl")));
+        fmt::format("paired timing: cannot read {}: No such file or directory", tmp.file("missing.jsonl")));
 }
 
 TEST_CASE("several seeds of a norm make one row: mean ± sd, and the difference from LayerNorm paired by seed") {
