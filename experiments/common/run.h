@@ -26,8 +26,8 @@
 //   train.log      the same events (and notes) as fixed-width text, also echoed to stdout.
 //
 // Nothing in --out changes until training begins: the constructor only
-// checks that files can be written there and keeps its header lines (and any
-// note before begin_training) in memory. begin_training writes config.json,
+// checks that files can be written there, takes the lock (below), and keeps
+// its header lines (and any note before begin_training) in memory. begin_training writes config.json,
 // opens train.log with the lines so far, and starts metrics.jsonl. A driver
 // that stops with an error before that — a bad --data file, a checkpoint that
 // does not load — leaves an earlier run's files exactly as they were. (A Run
