@@ -201,6 +201,7 @@ TEST_CASE("the bad-input catalog: every entry fails clearly and leaves the run f
       {"flag_too_large_steps", kCifar, "--out {out} --steps 99999999999999999999", {},
        "--steps is too large, got 99999999999999999999"},
       {"flag_fraction_threads", kCifar, "--out {out} --threads 1.5", {}, "--threads takes a decimal whole number, got 1.5"},
+      {"flag_given_twice", kCifar, "--out {out} --steps 2 --steps 4", {}, "--steps was given 2 times; give it once"},
       {"flag_hex_lr", kCifar, "--out {out} --lr 0x1p3", {}, "--lr takes a decimal number, got 0x1p3"},
       {"flag_nan_clip", kReader, "--out {out} --clip nan", {}, "--clip must be a finite number, got nan"},
       {"flag_negative_seed", kCifar, "--out {out} --seed -1", {}, "--seed must be 0 or more, got -1"},

@@ -252,6 +252,10 @@ std::optional<int> parse_flags(CLI::App& app, int argc, const char* const* argv,
                  ? fmt::format("{} takes a decimal whole number, got {}", flag, value)
                  : fmt::format("{} cannot take {}", flag, value);
     }
+    // CLI11's "--steps: At Most 1 required but received 2": a flag given twice.
+    if (const size_t at = what.find(": At Most 1 required but received "); at != std::string::npos)
+      what = fmt::format("{} was given {} times; give it once", what.substr(0, at),
+                         what.substr(at + std::string_view(": At Most 1 required but received ").size()));
     // "--batch: must be above 0, got 0" (our validators) reads "--batch must be above 0, got 0".
     if (const size_t colon = what.find(": must be "); colon != std::string::npos && what.rfind("--", 0) == 0 &&
                                                        what.find(' ') > colon)
