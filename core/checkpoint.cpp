@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -208,8 +209,11 @@ void restore_tensors(const Checkpoint& checkpoint, const std::string& prefix,
     if (name.rfind(prefix, 0) == 0 && !expected.count(name))
       problems.push_back(fmt::format("extra tensor '{}' the model does not have", name));
   if (!problems.empty()) {
+    // One line (a driver prints one "error:" line), the first few mismatches and how many more.
+    constexpr size_t kShown = 8;
     std::string message = fmt::format("checkpoint {}: does not match the model:", checkpoint.source);
-    for (const auto& p : problems) message += "\n  " + p;
+    for (size_t i = 0; i < std::min(problems.size(), kShown); ++i) message += (i ? "; " : " ") + problems[i];
+    if (problems.size() > kShown) message += fmt::format("; and {} more", problems.size() - kShown);
     throw Error(message);
   }
   for (const auto& [name, target] : targets) {

@@ -27,8 +27,9 @@ struct BadInput {
   std::string args;                                         // {in}: the input folder, {out}: the run folder (in both)
   std::vector<std::pair<std::string, std::string>> files;   // written first; "out/…" goes into the run folder
   std::string message;                                      // the error line must contain this
-  // The run folder holds an earlier run: with --overwrite (the default) the
-  // failed start must still leave it alone; without, the start is refused.
+  // The run folder holds an earlier run: with --overwrite (the default, unless
+  // the entry resumes) the failed start must still leave it alone; without,
+  // the start is refused.
   bool overwrite = true;
 };
 
@@ -72,7 +73,9 @@ inline void check_bad_input(const BadInput& entry, const std::filesystem::path& 
   }
   const auto before = snapshot(out);
 
-  const std::string args = replace_all(replace_all(entry.driver + " " + entry.args + (entry.overwrite ? " --overwrite" : ""),
+  const bool resuming = (entry.driver + " " + entry.args).find("--resume") != std::string::npos;
+  const std::string args = replace_all(replace_all(entry.driver + " " + entry.args +
+                                                       (entry.overwrite && !resuming ? " --overwrite" : ""),
                                                   "{in}", in.string()),
                                       "{out}", out.string());
   const std::string command = "cd " + dir.string() + " && OMP_NUM_THREADS=1 " + args + " > stdout.txt 2> stderr.txt";

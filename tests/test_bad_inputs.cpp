@@ -30,7 +30,7 @@ namespace fs = std::filesystem;
 namespace {
 
 const std::string kCifar = RG_CIFAR10_BIN, kOrder = RG_ORDER_EMBEDDING_BIN, kReader = RG_ATTENTIVE_READER_BIN,
-                  kTranslate = RG_RNNSEARCH_BIN;
+                  kTranslate = RG_RNNSEARCH_BIN, kTransformer = RG_TRANSFORMER_BIN;
 
 // ---- file makers ----
 
@@ -190,7 +190,9 @@ TEST_CASE("the bad-input catalog: every entry fails clearly and leaves the run f
       {"cifar_zero_eps", kCifar, "--out {out} --eps 0", {}, "--eps"},
       {"cifar_missing_config", kCifar, "--out {out} --config {in}/missing.toml", {}, "missing.toml"},
       // ---- every flag: one message shape, decimal whole numbers, finite numbers, no empty value ----
-      {"flag_zero_batch_message", kCifar, "--out {out} --batch 0", {}, "error: --batch must be above 0, got 0;"},
+      {"flag_zero_batch_message", kCifar, "--out {out} --batch 0", {},
+       "error: --batch must be between 1 and 1048576, got 0;"},
+      {"flag_zero_log_every", kCifar, "--out {out} --log-every 0", {}, "error: --log-every must be above 0, got 0;"},
       {"flag_octal_steps", kCifar, "--out {out} --steps 010", {}, "--steps takes a decimal whole number, got 010"},
       {"flag_hex_batch", kCifar, "--out {out} --batch 0x14", {}, "--batch takes a decimal whole number, got 0x14"},
       {"flag_nan_lr", kCifar, "--out {out} --lr nan", {}, "--lr must be a finite number, got nan"},
@@ -201,12 +203,32 @@ TEST_CASE("the bad-input catalog: every entry fails clearly and leaves the run f
       {"flag_too_large_steps", kCifar, "--out {out} --steps 99999999999999999999", {},
        "--steps is too large, got 99999999999999999999"},
       {"flag_fraction_threads", kCifar, "--out {out} --threads 1.5", {}, "--threads takes a decimal whole number, got 1.5"},
+      {"flag_underflow_lr", kCifar, "--out {out} --lr 1e-400", {}, "--lr is too small to hold"},
+      {"flag_denormal_lr", kReader, "--out {out} --lr 4.9e-324", {}, "--lr is too small to hold"},
+      {"flag_boolean_two", kCifar, "--out {out} --skip-nonfinite=2", {}, "--skip-nonfinite takes true or false, got 2"},
+      {"flag_boolean_option", kReader, "--out {out} --anonymize 2", {}, "--anonymize takes true or false, got 2"},
+      {"flag_not_a_number", kCifar, "--out {out} --lr 5abc", {}, "--lr must be a number, got '5abc'"},
+      {"flag_huge_hidden", kTranslate, "--out {out} --hidden 9223372036854775807", {},
+       "--hidden must be between 1 and 65536, got 9223372036854775807"},
+      {"flag_heads_not_dividing", kTransformer, "--out {out} --heads 3 --model-size 32", {},
+       "--heads 3 must divide --model-size 32"},
+      {"flag_resume_and_overwrite", kCifar, "--out {out} --resume --overwrite", {}, "give one of them"},
+      {"flag_changes_without_resume", kCifar, "--out {out} --resume-with-changes", {},
+       "--resume-with-changes goes with --resume"},
+      {"out_is_root", kCifar, "--out /", {}, "--out '/' is the filesystem's root"},
+      {"out_in_dev", kCifar, "--out /dev/rg_run", {}, "--out '/dev/rg_run' is in /dev, a folder of the system's"},
+      {"resume_missing_folder", kCifar, "--resume --out {in}/nowhere", {},
+       "--resume: there is no run in '"},
+      {"resume_garbage_config", cifar_resume, "", {{"out/config.json", "garbage\n"}},
+       "config.json is missing or not a JSON object, so this run's settings cannot be compared"},
+      {"translate_line_too_long", parallel, "", {{"s", std::string(1100000, 'a') + "\n"}, {"t", "b\n"}},
+       "s:1: a line longer than 1048576 bytes"},
       {"flag_given_twice", kCifar, "--out {out} --steps 2 --steps 4", {}, "--steps was given 2 times; give it once"},
       {"flag_hex_lr", kCifar, "--out {out} --lr 0x1p3", {}, "--lr takes a decimal number, got 0x1p3"},
       {"flag_nan_clip", kReader, "--out {out} --clip nan", {}, "--clip must be a finite number, got nan"},
       {"flag_negative_seed", kCifar, "--out {out} --seed -1", {}, "--seed must be 0 or more, got -1"},
       {"flag_huge_width", kCifar, "--out {out} --width 1e20", {}, "--width must be between 0.01 and 64, got 1e20"},
-      {"flag_tiny_eps", kCifar, "--out {out} --eps 1e-60", {}, "--eps must be between 1e-30 and 1, got 1e-60"},
+      {"flag_tiny_eps", kCifar, "--out {out} --eps 1e-60", {}, "--eps is too small to hold (below 1.17549e-38), got 1e-60"},
       {"flag_empty_translate", kTranslate, "--translate '' --out {out}", {}, "--translate was given an empty value"},
       {"flag_empty_train_src", kTranslate,
        "--out {out} --train-src '' --train-tgt {in}/t --valid-src {in}/s --valid-tgt {in}/t", {},

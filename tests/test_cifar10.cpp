@@ -190,6 +190,9 @@ TEST_CASE("ZCA cache: a file whose shapes or values do not fit is refused by nam
   poisoned.data()[7] = NAN;
   write_cache(good.mean, poisoned);
   test::check_error([&] { cifar::fit_zca_cached(rows, cache.string(), log); }, file.string(), "is not finite (nan)");
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << "torn";
+  test::check_error([&] { cifar::fit_zca_cached(rows, cache.string(), log); }, "zca: the cache file cannot be read",
+                    "delete it to fit afresh");
   write_cache(good.mean, good.transform);
   cifar::fit_zca_cached(rows, cache.string(), log);
   CHECK(log.find("loaded from cache") != std::string::npos);

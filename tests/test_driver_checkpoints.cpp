@@ -47,7 +47,8 @@ void check_loads(Module& model, const fs::path& file) {
 }
 
 int64_t rows_of(const fs::path& file, const std::string& tensor) {
-  const Tensor* t = load_checkpoint(file.string()).find(tensor);
+  const Checkpoint checkpoint = load_checkpoint(file.string());
+  const Tensor* t = checkpoint.find(tensor);
   REQUIRE(t != nullptr);
   return t->dim(0);
 }

@@ -84,6 +84,19 @@ TEST_CASE("rnnsearch driver: learns the synthetic task, keeps the best checkpoin
     CHECK_MESSAGE(output.find("error: --output " + target.string()) != std::string::npos, output);
   }
   CHECK(test::read_file(run / "best.safetensors") == model_bytes);
+  // Nor a file of another run; a device is written to, not replaced.
+  const fs::path other = tmp.path / "other";
+  fs::create_directories(other);
+  std::ofstream(other / "config.json") << "{}\n";
+  std::ofstream(other / "metrics.jsonl") << "{}\n";
+  CHECK(run_driver("--translate " + (tmp.path / "test.src").string() + " --beam 1 --out " + run.string() +
+                       " --output " + (other / "metrics.jsonl").string(),
+                   tmp.path, output) == 1);
+  CHECK_MESSAGE(output.find("is a file inside the run folder") != std::string::npos, output);
+  CHECK(run_driver("--translate " + (tmp.path / "test.src").string() + " --beam 1 --out " + run.string() +
+                       " --output /dev/null",
+                   tmp.path, output) == 0);
+  CHECK(fs::is_character_file("/dev/null"));
 }
 
 TEST_CASE("rnnsearch driver: --resume repeats the losses bit for bit") {
@@ -101,6 +114,18 @@ TEST_CASE("rnnsearch driver: --resume repeats the losses bit for bit") {
   for (size_t i = 0; i < train.size(); ++i)
     CHECK_MESSAGE(again[i]["loss"].get<double>() == train[i]["loss"].get<double>(), "step " << i + 1);
   CHECK(metric_lines(resumed, "test")[0]["bleu"] == metric_lines(straight, "test")[0]["bleu"]);
+}
+
+TEST_CASE("rnnsearch driver: hypotheses are never written through a link in the run folder") {
+  TempDir tmp("rnnsearch_link");
+  const fs::path run = tmp.path / "run", elsewhere = tmp.path / "elsewhere";
+  fs::create_directories(run);
+  fs::create_directories(elsewhere);
+  fs::create_directory_symlink(elsewhere, run / "hypotheses");
+  std::string output;
+  CHECK(run_driver(kSmall + "--steps 2 --eval-every 2 --out " + run.string(), tmp.path, output) == 1);
+  CHECK_MESSAGE(output.find("hypotheses' is a symbolic link") != std::string::npos, output);
+  CHECK(fs::is_empty(elsewhere));
 }
 
 TEST_CASE("rnnsearch driver: bad input is one clear error and a non-zero exit") {

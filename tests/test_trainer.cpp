@@ -266,6 +266,21 @@ TEST_CASE("trainer: an update that overflows is never saved; the last good check
   CHECK(resumed.train(dir.path / "run", /*resume=*/true) == 40);
 }
 
+TEST_CASE("trainer: a checkpoint holding a NaN is refused on --resume") {
+  test::TempDir dir("trainer_nan_checkpoint");
+  QuadrantRun first;
+  first.options.stop_after = 10;
+  first.train(dir.path / "run");
+  const std::string file = (dir.path / "run" / "checkpoint.safetensors").string();
+  Checkpoint poisoned = load_checkpoint(file);
+  for (auto& [name, tensor] : poisoned.tensors)
+    if (name == "param.out.bias") tensor.data()[1] = NAN;
+  save_checkpoint(file, poisoned);
+  QuadrantRun resumed;
+  test::check_error([&] { resumed.train(dir.path / "run", /*resume=*/true); }, file,
+                    "parameter out.bias holds a NaN or an infinity; it cannot be resumed");
+}
+
 TEST_CASE("trainer: with skip_nonfinite an overflowed update goes back to the last good checkpoint and trains on") {
   test::TempDir dir("trainer_overflow_skip");
   QuadrantRun quadrants;

@@ -42,12 +42,12 @@ void add_reader_flags(CLI::App& app, ReaderConfig& cfg) {
   app.add_option("--cell", cfg.cell, "recurrent cell")->check(CLI::IsMember({"lstm", "gru"}));
   app.add_option("--attention", cfg.attention, "mlp (Hermann et al.'s tanh layer) or bilinear (Chen et al. 2016)")
       ->check(CLI::IsMember({"mlp", "bilinear"}));
-  app.add_option("--embed", cfg.embed, "word vector size")->check(rg::positive);
-  app.add_option("--hidden", cfg.hidden, "recurrent units per direction")->check(rg::positive);
+  app.add_option("--embed", cfg.embed, "word vector size")->check(rg::in_range(1, 1 << 16));
+  app.add_option("--hidden", cfg.hidden, "recurrent units per direction")->check(rg::in_range(1, 1 << 16));
   app.add_option("--dropout", cfg.dropout, "dropout on word vectors and the joint reading")
       ->check(rg::in_range(0.0, 0.99));
   app.add_option("--lr", cfg.lr, "Adam learning rate")->check(rg::positive);
-  app.add_option("--batch", cfg.batch, "questions per step")->check(rg::positive);
+  app.add_option("--batch", cfg.batch, "questions per step")->check(rg::in_range(1, 1 << 20));
   app.add_option("--clip", cfg.training.clip, "global gradient norm clip")->check(rg::positive);
   app.add_option("--steps", cfg.training.steps, "training steps")->check(rg::positive);
   app.add_option("--eval-every", cfg.training.eval_every, "steps between validations")->check(rg::positive);

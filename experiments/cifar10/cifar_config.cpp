@@ -12,7 +12,7 @@ void add_cifar_flags(CLI::App& app, CifarConfig& cfg) {
   app.add_option("--width", cfg.width, "channel multiplier (1: 96 and 192 channels)")->check(rg::in_range(0.01, 64));
   app.add_option("--epochs", cfg.epochs, "training epochs")->check(rg::positive);
   app.add_option("--steps", cfg.steps, "cap on the number of steps (0: epochs × batches)")->check(rg::non_negative);
-  app.add_option("--batch", cfg.batch, "images per step")->check(rg::positive);
+  app.add_option("--batch", cfg.batch, "images per step")->check(rg::in_range(1, 1 << 20));
   app.add_option("--lr", cfg.lr, "learning rate (0: 0.003, or 0.0003 for none)")->check(rg::non_negative);
   app.add_option("--valid-size", cfg.valid_size, "training images held out for validation")->check(rg::positive);
   app.add_option("--train-size", cfg.train_size, "use only this many training images (0: all)")

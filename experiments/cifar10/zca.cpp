@@ -96,7 +96,12 @@ Zca fit_zca_cached(const Tensor& rows, const std::string& cache_dir, std::string
   }
   const fs::path file = fs::path(cache_dir) / fmt::format("zca-{:016x}.safetensors", fingerprint(rows));
   if (fs::exists(file)) {
-    Checkpoint c = load_checkpoint(file.string());
+    Checkpoint c;
+    try {
+      c = load_checkpoint(file.string());
+    } catch (const Error& e) {
+      throw Error(fmt::format("zca: the cache file cannot be read ({}); delete it to fit afresh", e.what()));
+    }
     const Tensor* mean = c.find("mean");
     const Tensor* transform = c.find("transform");
     const int64_t d = rows.dim(1);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cfloat>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -36,13 +37,24 @@ namespace {
 
 // "" when `text` is a finite number for which ok(value) holds; otherwise
 // what the flag must be, in the one message shape parse_flags completes.
+// What is wrong with `text` as a number ("" when nothing): not a number, not
+// finite, or too small for a float to hold (1e-400 would be read as 0).
+std::string number_problem(const std::string& text) {
+  if (text.empty()) return "must be a number, got nothing";
+  char* end = nullptr;
+  errno = 0;
+  const double value = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size()) return fmt::format("must be a number, got '{}'", text);
+  if (!std::isfinite(value)) return fmt::format("must be a finite number, got {}", text);
+  if ((errno == ERANGE && value == 0) || (value != 0 && std::fabs(value) < FLT_MIN))
+    return fmt::format("is too small to hold (below {:g}), got {}", FLT_MIN, text);
+  return {};
+}
+
 template <class Ok>
 std::string number_check(const std::string& text, Ok ok, const std::string& must_be) {
-  char* end = nullptr;
-  const double value = text.empty() ? NAN : std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(value))
-    return fmt::format("must be a finite number, got {}", text);
-  return ok(value) ? std::string() : fmt::format("must be {}, got {}", must_be, text);
+  if (std::string problem = number_problem(text); !problem.empty()) return problem;
+  return ok(std::strtod(text.c_str(), nullptr)) ? std::string() : fmt::format("must be {}, got {}", must_be, text);
 }
 
 }  // namespace
@@ -177,14 +189,25 @@ std::string config_file(int argc, const char* const* argv) {
   return {};
 }
 
+bool is_boolean(const std::string& value) {
+  for (const char* word : {"true", "false", "1", "0", "on", "off", "yes", "no"})
+    if (value == word) return true;
+  return false;
+}
+
 // What CLI11 lets through: an empty value, a whole number that is not plain
 // decimal, a number that is not finite. "" when every value is sound.
 std::string unsound_value(const CLI::App& app) {
   for (const CLI::Option* opt : app.get_options()) {
-    if (opt->count() == 0 || opt->get_expected_min() == 0) continue;  // not given, or a flag
+    if (opt->count() == 0) continue;  // not given
     std::string type = opt->get_type_name();
     type = type.substr(0, type.find(':'));
     const std::string name = "--" + opt->get_single_name();
+    if (opt->get_expected_min() == 0) {  // a flag: on, or an explicit true/false (--resume=false)
+      for (const std::string& value : opt->results())
+        if (!value.empty() && !is_boolean(value)) return fmt::format("{} takes true or false, got {}", name, value);
+      continue;
+    }
     for (const std::string& value : opt->results()) {
       if (value.empty()) return fmt::format("{} was given an empty value (an unset shell variable?)", name);
       if (type == "INT" || type == "UINT") {
@@ -199,12 +222,11 @@ std::string unsound_value(const CLI::App& app) {
         const bool fits = type == "UINT" ? parse_whole(value, as_unsigned) : parse_whole(value, as_signed);
         if (!fits) return fmt::format("{} is too large, got {}", name, value);
       } else if (type == "FLOAT") {
-        char* end = nullptr;
-        const double number = std::strtod(value.c_str(), &end);
-        if (end != value.c_str() + value.size() || !std::isfinite(number))
-          return fmt::format("{} must be a finite number, got {}", name, value);
+        if (const std::string problem = number_problem(value); !problem.empty()) return name + " " + problem;
         if (value.find_first_of("xX") != std::string::npos)  // strtod reads hexadecimal too
           return fmt::format("{} takes a decimal number, got {}", name, value);
+      } else if (type == "BOOLEAN") {
+        if (!is_boolean(value)) return fmt::format("{} takes true or false, got {}", name, value);
       }
     }
   }
@@ -257,8 +279,10 @@ std::optional<int> parse_flags(CLI::App& app, int argc, const char* const* argv,
       what = fmt::format("{} was given {} times; give it once", what.substr(0, at),
                          what.substr(at + std::string_view(": At Most 1 required but received ").size()));
     // "--batch: must be above 0, got 0" (our validators) reads "--batch must be above 0, got 0".
-    if (const size_t colon = what.find(": must be "); colon != std::string::npos && what.rfind("--", 0) == 0 &&
-                                                       what.find(' ') > colon)
+    if (const size_t colon = what.find(": "); what.rfind("--", 0) == 0 && colon != std::string::npos &&
+                                              what.find(' ') > colon &&
+                                              (what.compare(colon + 2, 5, "must ") == 0 ||
+                                               what.compare(colon + 2, 3, "is ") == 0))
       what.erase(colon, 1);
     return fail(what);
   }
@@ -358,6 +382,20 @@ Run::Run(const CLI::App& app, const RunOptions& options)
     : dir_(options.out), resuming_(options.resume), log_every_(options.log_every), created_(Clock::now()),
       uncaught_at_creation_(std::uncaught_exceptions()) {
   check(!options.out.empty(), "--out is empty; name a run directory");
+  check(!(options.resume && options.overwrite), "--resume continues the run in --out and --overwrite moves it aside; "
+        "give one of them");
+  check(!options.resume_with_changes || options.resume, "--resume-with-changes goes with --resume");
+  // A run directory of its own: never the root or a folder of the system's.
+  {
+    std::error_code ignored;
+    const fs::path where = fs::weakly_canonical(fs::absolute(options.out), ignored);
+    check(where != where.root_path(), "--out '{}' is the filesystem's root; name a run directory", options.out);
+    for (const char* system : {"/dev", "/proc", "/sys", "/boot", "/etc"})
+      check(where != system && where.string().rfind(std::string(system) + "/", 0) != 0,
+            "--out '{}' is in {}, a folder of the system's; name a run directory of your own", options.out, system);
+  }
+  check(!options.resume || fs::is_directory(options.out),
+        "--resume: there is no run in '{}' (no such directory) to continue", options.out);
   const dist::ProcessGroup& group = dist::ProcessGroup::world();
   writer_ = group.writer();
   if (options.threads > 0)
@@ -395,7 +433,7 @@ Run::Run(const CLI::App& app, const RunOptions& options)
           fmt::join(earlier, ", "), dir_.string());
     replacing_ = true;
   }
-  if (resuming_) {
+  if (resuming_ && fs::is_regular_file(path("config.json"))) {
     std::ifstream in(path("config.json"));
     saved_config_ = std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
@@ -420,8 +458,11 @@ Run::Run(const CLI::App& app, const RunOptions& options)
 void Run::compare_with_resumed_run(const std::string& saved_config, bool allow_changes) {
   const json saved = json::parse(saved_config, nullptr, /*allow_exceptions=*/false);
   if (!saved.is_object()) {
-    note(fmt::format("{} has no readable config.json: the settings of the run being resumed are not compared",
-                     dir_.string()));
+    check(allow_changes, "--resume: {} is missing or not a JSON object, so this run's settings cannot be compared "
+          "with the resumed run's; restore it, or add --resume-with-changes to resume without the comparison",
+          path("config.json"));
+    note(fmt::format("{} is missing or unreadable: the settings of the run being resumed are not compared "
+                     "(--resume-with-changes)", path("config.json")));
     return;
   }
   const json settings = json::parse(settings_json_);
@@ -510,7 +551,9 @@ void Run::open_files() {
   json config = json::parse(settings_json_);
   // Every resume that changed a setting, with the step it took effect at.
   const json saved = resuming_ ? json::parse(saved_config_, nullptr, false) : json();
-  json history = saved.is_object() && saved.contains("changes_on_resume") ? saved["changes_on_resume"] : json::array();
+  json history = saved.is_object() && saved.contains("changes_on_resume") && saved["changes_on_resume"].is_array()
+                     ? saved["changes_on_resume"]
+                     : json::array();
   if (!changes_json_.empty() && changes_json_ != "{}")
     history.push_back({{"step", begin_step_}, {"changed", json::parse(changes_json_)}});
   if (!history.empty()) config["changes_on_resume"] = history;

@@ -37,6 +37,10 @@ size_t invalid_utf8_offset(const std::string& text) {
   return std::string::npos;
 }
 
+namespace {
+constexpr size_t kLongestLine = size_t{1} << 20;  // 1 MiB: a sentence, a story line or a book line is far shorter
+}  // namespace
+
 std::vector<std::string> read_lines(const std::string& path) {
   check(std::filesystem::exists(path), "{}: no such file", path);
   check(!std::filesystem::is_directory(path), "{}: is a directory, not a text file", path);
@@ -57,6 +61,8 @@ std::vector<std::string> read_lines(const std::string& path) {
     for (const char *at = buffer, *end = buffer + got; at < end;) {
       const char* newline = static_cast<const char*>(std::memchr(at, '\n', static_cast<size_t>(end - at)));
       current.append(at, newline != nullptr ? newline : end);
+      check(current.size() <= kLongestLine, "{}:{}: a line longer than {} bytes; this is not a text file of "
+            "sentences", path, lines.size() + 1, kLongestLine);
       if (newline == nullptr) break;
       lines.push_back(std::move(current));
       current.clear();

@@ -1,7 +1,8 @@
 #pragma once
 // Text corpora: one sentence per line, plain or gzip-compressed (zlib reads
-// both transparently). Every line must be valid UTF-8; the error names the
-// file and the 1-based line number.
+// both transparently). Every line must be valid UTF-8 and at most 1 MiB long;
+// the error names the file and the 1-based line number. A UTF-8 byte-order
+// mark at the start is skipped.
 #include <string>
 #include <vector>
 

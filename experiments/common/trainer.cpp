@@ -221,6 +221,9 @@ void Trainer::resume() {
   // The progress first: a file of other metadata is named before its tensors are compared.
   const TrainingProgress progress = read_training_progress(file.metadata, checkpoint_path_);
   load_training_state(file, model_, optimizer_, generators_);
+  if (const std::string bad = nonfinite_state(); !bad.empty())
+    throw Error(fmt::format("checkpoint {}: {} holds a NaN or an infinity; it cannot be resumed", checkpoint_path_,
+                            bad));
   check(!cursor_ || progress.cursor.has_value(), "checkpoint {}: no data cursor ('data_cursor') to resume from",
         checkpoint_path_);
   if (cursor_) cursor_->restore(*progress.cursor);

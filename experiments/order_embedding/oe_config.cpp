@@ -15,8 +15,8 @@ void add_oe_flags(CLI::App& app, OeConfig& cfg) {
       ->check(CLI::IsMember({"order", "cosine"}));
   app.add_option("--margin", cfg.margin, "contrastive margin (0: 0.05 for order, 0.2 for cosine)")
       ->check(rg::non_negative);
-  app.add_option("--word-dim", cfg.word_dim, "word vector size")->check(rg::positive);
-  app.add_option("--embed-dim", cfg.embed_dim, "GRU hidden size and joint space size")->check(rg::positive);
+  app.add_option("--word-dim", cfg.word_dim, "word vector size")->check(rg::in_range(1, 1 << 16));
+  app.add_option("--embed-dim", cfg.embed_dim, "GRU hidden size and joint space size")->check(rg::in_range(1, 1 << 16));
   app.add_option("--batch", cfg.batch, "caption–image pairs per step")->check(rg::in_range(2, 1 << 20));
   app.add_option("--lr", cfg.lr, "Adam learning rate")->check(rg::positive);
   app.add_option("--clip", cfg.training.clip, "each parameter's gradient norm is clipped to this")

@@ -58,10 +58,10 @@ int train(int argc, char** argv) {
   CLI::App app{"Machine translation with RNNSearch, as Nematus (Zhang & Sennrich 2019, Tables 2-3)"};
   add_translation_flags(app, cfg, {"none", "layernorm", "rmsnorm", "prmsnorm", "l2norm", "weightnorm"},
                         "in every GRU, the attention, the initial state and the deep output");
-  app.add_option("--embed", flags.embed, "word vectors and deep output size")->check(rg::positive);
-  app.add_option("--hidden", flags.hidden, "GRU units (per encoder direction)")->check(rg::positive);
+  app.add_option("--embed", flags.embed, "word vectors and deep output size")->check(rg::in_range(1, 1 << 16));
+  app.add_option("--hidden", flags.hidden, "GRU units (per encoder direction)")->check(rg::in_range(1, 1 << 16));
   app.add_option("--attention", flags.attention, "attention MLP size (0: the context size, 2·hidden)")
-      ->check(rg::non_negative);
+      ->check(rg::in_range(0, 1 << 16));
   if (auto exit_code = parse_flags(app, argc, argv)) return *exit_code;
   // Translating is one process's job: under mpirun rank 0 does it.
   if (!cfg.translate.empty()) return dist::ProcessGroup::world().writer() ? translate(cfg, flags) : 0;

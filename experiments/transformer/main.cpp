@@ -89,10 +89,10 @@ int train(int argc, char** argv) {
   add_translation_flags(app, cfg, {"none", "layernorm", "rmsnorm", "prmsnorm", "l2norm"},
                         "in every encoder and decoder layer (and after each stack with --norm-position pre)");
   app.add_option("--model-size", flags.model_size, "d: word vectors and every layer's width")
-      ->check(rg::positive);
-  app.add_option("--ffn", flags.ffn, "the feed-forward network's hidden width")->check(rg::positive);
-  app.add_option("--heads", flags.heads, "attention heads (must divide --model-size)")->check(rg::positive);
-  app.add_option("--layers", flags.layers, "encoder layers, and as many decoder layers")->check(rg::positive);
+      ->check(rg::in_range(1, 1 << 16));
+  app.add_option("--ffn", flags.ffn, "the feed-forward network's hidden width")->check(rg::in_range(1, 1 << 18));
+  app.add_option("--heads", flags.heads, "attention heads (must divide --model-size)")->check(rg::in_range(1, 1 << 10));
+  app.add_option("--layers", flags.layers, "encoder layers, and as many decoder layers")->check(rg::in_range(1, 1 << 10));
   app.add_option("--norm-position", flags.norm_position,
                  "post: norm after each residual sum (the paper); pre: before each sublayer, plus a final norm")
       ->check(CLI::IsMember({"post", "pre"}));
@@ -109,6 +109,7 @@ int train(int argc, char** argv) {
                                       {"--batch-tokens", "1500"}, {"--warmup", "100"}, {"--lr", "0.002"},
                                       {"--steps", "400"}, {"--eval-every", "200"}, {"--synthetic-pairs", "2000"},
                                       {"--synthetic-max-words", "8"}, {"--valid-limit", "100"}, {"--valid-beam", "1"}});
+  check(flags.model_size % flags.heads == 0, "--heads {} must divide --model-size {}", flags.heads, flags.model_size);
 
   Run run(app, cfg.run);
   TranslationData data = read_translation_data(cfg, run);

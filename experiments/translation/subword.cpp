@@ -5,6 +5,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -40,7 +43,15 @@ Subword Subword::trained(const std::vector<std::string>& sentences, int vocab_si
       vocab_size);
   VectorIterator it(sentences);
   std::string serialized;
+  // SentencePiece logs "Running command: …" to stderr before it reads
+  // --minloglevel; its errors come back in `status`, so stderr is silenced
+  // while it trains (a driver's stderr holds only its own "error:" line).
+  const int saved_stderr = ::dup(STDERR_FILENO), null_fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (saved_stderr >= 0 && null_fd >= 0) ::dup2(null_fd, STDERR_FILENO);
   const auto status = sentencepiece::SentencePieceTrainer::Train(args, &it, &serialized);
+  if (saved_stderr >= 0 && null_fd >= 0) ::dup2(saved_stderr, STDERR_FILENO);
+  if (null_fd >= 0) ::close(null_fd);
+  if (saved_stderr >= 0) ::close(saved_stderr);
   check(status.ok(), "subword: SentencePiece training failed: {}", status.ToString());
   Subword subword;
   const auto loaded = subword.processor_->LoadFromSerializedProto(serialized);

@@ -35,10 +35,10 @@ void add_translation_flags(CLI::App& app, TranslationConfig& cfg, const std::vec
       ->check(rg::in_range(0.0, 0.99));
   app.add_option("--label-smoothing", cfg.label_smoothing, "label smoothing ε")->check(rg::in_range(0.0, 0.99));
   app.add_option("--lr", cfg.lr, "Adam learning rate (its peak, under a schedule)")->check(rg::positive);
-  app.add_option("--batch", cfg.batch, "at most this many sentences per step")->check(rg::positive);
+  app.add_option("--batch", cfg.batch, "at most this many sentences per step")->check(rg::in_range(1, 1 << 20));
   app.add_option("--batch-tokens", cfg.batch_tokens,
                  "at most this many padded tokens per step, counted on the longer side (0: no limit)")
-      ->check(rg::non_negative);
+      ->check(rg::in_range(0, 1 << 24));
   app.add_option("--clip", cfg.training.clip, "global gradient norm clip")->check(rg::positive);
   app.add_option("--steps", cfg.training.steps, "training steps")->check(rg::positive);
   app.add_option("--eval-every", cfg.training.eval_every, "steps between validations")->check(rg::positive);

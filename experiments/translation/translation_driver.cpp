@@ -1,6 +1,9 @@
 // The shared translation driver; what it does is described in translation_driver.h.
 #include "rmsgrad/experiments/translation/translation_driver.h"
 
+#include <cerrno>
+#include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -135,8 +138,10 @@ std::vector<std::string> translations(Seq2Seq& model, const TranslationData& dat
                                       const std::string& file) {
   BeamOptions options{.beam = beam, .length_norm = cfg.length_norm};
   std::vector<std::string> hyps = detokenized(data.subword, translate_all(model, sources, options, cfg.decode_batch));
-  fs::create_directories(run.path("hypotheses"));
-  write_lines(run.path("hypotheses/" + file), hyps);
+  const fs::path folder = run.path("hypotheses");
+  check(!fs::is_symlink(folder), "'{}' is a symbolic link; the run writes only into its own directory", folder.string());
+  fs::create_directories(folder);
+  write_lines((folder / file).string(), hyps);
   return hyps;
 }
 
@@ -179,19 +184,36 @@ Subword saved_subwords(const TranslationConfig& cfg) {
 
 namespace {
 
-// --output may not replace the input or any file of the run it translates with.
+// --output may not replace the input, a model, or any file of a run: a
+// regular file there is refused when it is the input, a .safetensors or
+// .model file, or inside a folder that holds a run.
 void check_output_path(const TranslationConfig& cfg) {
   if (cfg.output.empty()) return;
-  const fs::path output = cfg.output;
   std::error_code ec;
-  if (!fs::exists(fs::symlink_status(output, ec))) return;
-  check(!fs::is_directory(output), "--output {} is a directory; name a file", cfg.output);
-  check(!fs::equivalent(output, cfg.translate, ec), "--output {} is the file being translated (--translate)",
+  const fs::file_status status = fs::status(cfg.output, ec);  // through links
+  if (!fs::exists(status)) return;
+  check(!fs::is_directory(status), "--output {} is a directory; name a file", cfg.output);
+  if (!fs::is_regular_file(status)) return;  // a device or a pipe (/dev/stdout) is written, not replaced
+  const fs::path target = fs::canonical(cfg.output, ec);
+  check(!fs::equivalent(target, cfg.translate, ec), "--output {} is the file being translated (--translate)",
         cfg.output);
-  for (const fs::directory_entry& entry : fs::directory_iterator(cfg.run.out, ec))
-    check(!fs::equivalent(output, entry.path(), ec),
-          "--output {} is {}, a file of the run in --out; translations never replace a run's files", cfg.output,
-          entry.path().string());
+  const std::string extension = target.extension().string();
+  check(extension != ".safetensors" && extension != ".model",
+        "--output {} is a model file; translations never replace one", cfg.output);
+  for (fs::path folder = target.parent_path(); !folder.empty() && folder != folder.root_path();
+       folder = folder.parent_path())
+    check(!fs::exists(folder / "checkpoint.safetensors") &&
+              !(fs::exists(folder / "config.json") && fs::exists(folder / "metrics.jsonl")),
+          "--output {} is a file inside the run folder {}; translations never replace a run's files", cfg.output,
+          folder.string());
+}
+
+// Every parameter of a loaded model finite, or an error naming the file.
+void check_finite(const Module& model, const std::string& file) {
+  for (const auto& [name, parameter] : model.named_parameters())
+    for (float v : parameter.value().span())
+      check(std::isfinite(v), "{}: parameter {} holds {}; a model with non-finite weights cannot translate", file,
+            name, v);
 }
 
 }  // namespace
@@ -204,6 +226,7 @@ void translate_file(Seq2Seq& model, const Subword& subword, const TranslationCon
   check(fs::exists(weights), "--translate: {} has neither best.safetensors nor checkpoint.safetensors",
         dir.string());
   load(model, weights.string());
+  check_finite(model, weights.string());
 
   if (cfg.run.threads > 0) set_num_threads(cfg.run.threads);
   BeamOptions beam{.beam = cfg.beam, .length_norm = cfg.length_norm};
@@ -213,8 +236,13 @@ void translate_file(Seq2Seq& model, const Subword& subword, const TranslationCon
   std::vector<std::string> out = detokenized(subword, translate_all(model, sources, beam, cfg.decode_batch));
   if (cfg.output.empty()) {
     for (const std::string& line : out) std::cout << line << '\n';
+  } else if (fs::exists(cfg.output) && !fs::is_regular_file(cfg.output)) {  // a device or a pipe
+    std::ofstream device(cfg.output);
+    for (const std::string& line : out) device << line << '\n';
+    check(device.good(), "cannot write {}: {}", cfg.output, std::strerror(errno));
   } else {
-    write_lines(cfg.output, out);
+    std::error_code ec;  // through a link to a file, the file is replaced, not the link
+    write_lines(fs::exists(cfg.output) ? fs::canonical(cfg.output, ec).string() : cfg.output, out);
     std::cerr << fmt::format("translated {} lines of {} into {} with {}\n", out.size(), cfg.translate, cfg.output,
                              weights.string());
   }
