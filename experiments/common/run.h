@@ -105,7 +105,7 @@ struct RunOptions {
 // the driver's own flags.
 void add_run_options(CLI::App& app, RunOptions& options);
 
-// Validators with one message shape, "--batch must be above 0, got 0"
+// Validators with one message shape, "--log-every must be above 0, got 0"
 // (parse_flags puts the flag's name in front). NaN and ±Inf fail each.
 extern const CLI::Validator positive;      // > 0
 extern const CLI::Validator non_negative;  // ≥ 0
