@@ -1,6 +1,6 @@
 #pragma once
-// The run: flags, the run directory and its logs, the same for every
-// experiment driver. A driver builds a Run from its flags and hands it to
+// The run: the run directory and its logs, and the entry point, the same for
+// every experiment driver (its flags are flags.h's). A driver builds a Run from its flags and hands it to
 // its Trainer (trainer.h), which writes the logs below:
 //
 //   int train(int argc, char** argv) {
@@ -69,6 +69,7 @@
 #include <CLI/CLI.hpp>
 
 #include "rmsgrad/core/tensor.h"
+#include "rmsgrad/experiments/common/flags.h"
 
 #include <chrono>
 #include <cstdint>
@@ -85,47 +86,6 @@
 #include <vector>
 
 namespace rg {
-
-// The settings every run has. Set a driver-specific default (e.g. out) before
-// add_run_options; the current values become the defaults shown by --help.
-struct RunOptions {
-  uint64_t seed = 0;
-  int threads = 0;                 // 0: keep the default (OMP_NUM_THREADS, else all cores)
-  std::string out = "runs/run";    // the run directory
-  bool resume = false;             // continue the run in --out from its checkpoint
-  int64_t log_every = 100;         // steps between train lines
-  bool overwrite = false;          // a fresh run into an --out that holds a run moves that run aside
-  bool resume_with_changes = false;  // --resume may change settings that change what is trained
-};
-
-// Adds --seed, --threads, --out, --config (a TOML or INI file whose keys are
-// flag names, e.g. `lr = 0.1`; unknown keys are errors), --resume,
-// --resume-with-changes, --overwrite and --log-every, and makes every option
-// show its default in --help and in the saved settings. Call it before adding
-// the driver's own flags.
-void add_run_options(CLI::App& app, RunOptions& options);
-
-// Validators with one message shape, "--log-every must be above 0, got 0"
-// (parse_flags puts the flag's name in front). NaN and ±Inf fail each.
-extern const CLI::Validator positive;      // > 0
-extern const CLI::Validator non_negative;  // ≥ 0
-CLI::Validator in_range(double low, double high);  // low ≤ x ≤ high
-
-// Settings a resumed run may change without --resume-with-changes: they
-// change how the run is watched or how fast it goes, not what it trains.
-// Every other setting that differs from the run's config.json is refused.
-bool may_change_on_resume(const std::string& flag);
-
-// Parses the command line. Returns nothing when the program should go on;
-// otherwise the exit code, after printing the help (0) to `out` or one error
-// line (2) to `err`: "error: <what is wrong>; see <program> --help".
-// Stricter than CLI11 alone: a value given empty ("--translate ''", an unset
-// shell variable) is an error for every flag; whole numbers are decimal
-// ("010" and "0x14" are refused, not read as 8 and 20); every number must be
-// finite; a --config file that starts with a UTF-8 byte-order mark is named.
-std::optional<int> parse_flags(CLI::App& app, int argc, const char* const* argv,
-                               std::ostream& out, std::ostream& err);
-std::optional<int> parse_flags(CLI::App& app, int argc, const char* const* argv);
 
 // Runs a program's body; an exception's message becomes one "error: ..." line
 // on stderr and exit code 1. The body returns an exit code or nothing (0).

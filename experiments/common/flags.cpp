@@ -1,0 +1,281 @@
+// The flags every driver shares and the strict parsing of flags (flags.h).
+#include "rmsgrad/experiments/common/flags.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cfloat>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+namespace rg {
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;  // keeps the flags in the order --help lists them
+
+
+namespace {
+
+// "" when `text` is a finite number for which ok(value) holds; otherwise
+// what the flag must be, in the one message shape parse_flags completes.
+// What is wrong with `text` as a number ("" when nothing): not a number, not
+// finite, or too small for a float to hold (1e-400 would be read as 0).
+std::string number_problem(const std::string& text) {
+  if (text.empty()) return "must be a number, got nothing";
+  char* end = nullptr;
+  errno = 0;
+  const double value = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size()) return fmt::format("must be a number, got '{}'", text);
+  if (!std::isfinite(value)) return fmt::format("must be a finite number, got {}", text);
+  if ((errno == ERANGE && value == 0) || (value != 0 && std::fabs(value) < FLT_MIN))
+    return fmt::format("is too small to hold (below {:g}), got {}", FLT_MIN, text);
+  return {};
+}
+
+template <class Ok>
+std::string number_check(const std::string& text, Ok ok, const std::string& must_be) {
+  if (std::string problem = number_problem(text); !problem.empty()) return problem;
+  return ok(std::strtod(text.c_str(), nullptr)) ? std::string() : fmt::format("must be {}, got {}", must_be, text);
+}
+
+}  // namespace
+
+const CLI::Validator positive(
+    [](std::string& text) { return number_check(text, [](double v) { return v > 0; }, "above 0"); }, "> 0");
+const CLI::Validator non_negative(
+    [](std::string& text) { return number_check(text, [](double v) { return v >= 0; }, "0 or more"); }, ">= 0");
+
+CLI::Validator in_range(double low, double high) {
+  return CLI::Validator(
+      [=](std::string& text) {
+        return number_check(text, [=](double v) { return v >= low && v <= high; },
+                            fmt::format("between {} and {}", low, high));
+      },
+      fmt::format("in [{}, {}]", low, high));
+}
+
+bool may_change_on_resume(const std::string& flag) {
+  static const char* const kFree[] = {
+      "resume", "resume-with-changes", "overwrite", "out", "config", "threads", "keep-threads", "bucket-mb",
+      "steps", "epochs", "stop-after", "train-minutes", "skip-nonfinite", "log-every", "eval-every",
+      // evaluation only: how the validation and test sets are scored
+      "beam", "valid-beam", "length-norm", "valid-limit", "decode-batch", "eval-batch", "fold-images",
+      "test-src", "test-tgt", "test-data", "translate", "output"};
+  for (const char* name : kFree)
+    if (flag == name) return true;
+  return false;
+}
+
+namespace {
+
+std::string one_line(std::string text) {
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  return text;
+}
+
+template <class T>
+bool parse_whole(const std::string& text, T& value) {
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+// One flag value as JSON, typed by CLI11's type name ("INT", "FLOAT", ...).
+json typed_value(const std::string& text, const std::string& type, bool is_flag) {
+  if (is_flag || type == "BOOLEAN") {
+    if (text == "true" || text == "on" || text == "yes") return true;
+    if (text == "false" || text == "off" || text == "no") return false;
+  }
+  if (int64_t i = 0; (is_flag || type == "INT") && parse_whole(text, i)) return i;
+  if (uint64_t u = 0; type == "UINT" && parse_whole(text, u)) return u;
+  if (type == "FLOAT" && !text.empty()) {
+    char* end = nullptr;
+    double d = std::strtod(text.c_str(), &end);
+    if (end == text.c_str() + text.size() && std::isfinite(d)) return d;
+  }
+  return text;
+}
+
+// A list default is captured as "[1,2,3]".
+std::vector<std::string> split_list(std::string text) {
+  if (text.size() >= 2 && text.front() == '[' && text.back() == ']') text = text.substr(1, text.size() - 2);
+  std::vector<std::string> items;
+  for (size_t start = 0; !text.empty();) {
+    size_t comma = text.find(',', start);
+    items.push_back(text.substr(start, comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return items;
+}
+
+json option_value(const CLI::Option& opt) {
+  std::string type = opt.get_type_name();
+  type = type.substr(0, type.find(':'));  // drop validator descriptions
+  bool is_flag = opt.get_expected_min() == 0 && type.empty();
+  bool is_list = opt.get_expected_max() > 1 || opt.get_type_size_max() > 1;
+  std::vector<std::string> values = opt.results();
+  if (values.empty()) {
+    std::string fallback = opt.get_default_str();
+    if (fallback.empty()) return is_flag ? json(false) : json(nullptr);
+    values = is_list ? split_list(fallback) : std::vector<std::string>{fallback};
+  }
+  if (!is_list) return typed_value(values.back(), type, is_flag);
+  json list = json::array();
+  for (const std::string& v : values) list.push_back(typed_value(v, type, is_flag));
+  return list;
+}
+
+}  // namespace
+
+json flag_settings(const CLI::App& app) {
+  json settings = json::object();
+  for (const CLI::Option* opt : app.get_options())
+    if (opt != app.get_help_ptr() && opt != app.get_help_all_ptr())
+      settings[opt->get_single_name()] = option_value(*opt);
+  return settings;
+}
+
+std::string display_setting(const json& value) {
+  return value.is_string() ? value.get<std::string>() : value.is_null() ? "-" : value.dump();
+}
+
+void add_run_options(CLI::App& app, RunOptions& options) {
+  for (CLI::Option* opt : app.get_options())  // flags the driver added before this call
+    if (opt != app.get_help_ptr()) opt->capture_default_str();
+  app.option_defaults()->always_capture_default();
+  app.allow_config_extras(CLI::config_extras_mode::error);
+  app.set_config("--config", "", "read flags from a TOML or INI file; keys are flag names (lr = 0.1)");
+  app.add_option("--seed", options.seed, "random seed: one seed, one run, on every machine");
+  app.add_option("--threads", options.threads, "threads for OpenMP and OpenBLAS (0: OMP_NUM_THREADS or all cores)")
+      ->check(in_range(0, 4096));
+  app.add_option("--out", options.out, "run directory: config.json, metrics.jsonl, train.log, checkpoints");
+  app.add_flag("--resume", options.resume, "continue the run in --out from its last checkpoint");
+  app.add_flag("--resume-with-changes", options.resume_with_changes,
+               "with --resume: allow settings that change what is trained to differ from the run's");
+  app.add_flag("--overwrite", options.overwrite,
+               "when --out holds a run, move its files into <out>/replaced-<time>/ and start afresh");
+  app.add_option("--log-every", options.log_every, "steps between training log lines")->check(positive);
+}
+
+namespace {
+
+// The --config file named on the command line, if any.
+std::string config_file(int argc, const char* const* argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--config" && i + 1 < argc) return argv[i + 1];
+    if (arg.rfind("--config=", 0) == 0) return std::string(arg.substr(9));
+  }
+  return {};
+}
+
+bool is_boolean(const std::string& value) {
+  for (const char* word : {"true", "false", "1", "0", "on", "off", "yes", "no"})
+    if (value == word) return true;
+  return false;
+}
+
+// What CLI11 lets through: an empty value, a whole number that is not plain
+// decimal, a number that is not finite. "" when every value is sound.
+std::string unsound_value(const CLI::App& app) {
+  for (const CLI::Option* opt : app.get_options()) {
+    if (opt->count() == 0) continue;  // not given
+    std::string type = opt->get_type_name();
+    type = type.substr(0, type.find(':'));
+    const std::string name = "--" + opt->get_single_name();
+    if (opt->get_expected_min() == 0) {  // a flag: on, or an explicit true/false (--resume=false)
+      for (const std::string& value : opt->results())
+        if (!value.empty() && !is_boolean(value)) return fmt::format("{} takes true or false, got {}", name, value);
+      continue;
+    }
+    for (const std::string& value : opt->results()) {
+      if (value.empty()) return fmt::format("{} was given an empty value (an unset shell variable?)", name);
+      if (type == "INT" || type == "UINT") {
+        const bool negative = value[0] == '-';
+        const std::string_view digits = std::string_view(value).substr(negative ? 1 : 0);
+        const bool decimal = !digits.empty() && digits.find_first_not_of("0123456789") == std::string_view::npos &&
+                             (digits.size() == 1 || digits[0] != '0');
+        if (!decimal) return fmt::format("{} takes a decimal whole number, got {}", name, value);
+        if (negative && type == "UINT") return fmt::format("{} must be 0 or more, got {}", name, value);
+        int64_t as_signed = 0;
+        uint64_t as_unsigned = 0;
+        const bool fits = type == "UINT" ? parse_whole(value, as_unsigned) : parse_whole(value, as_signed);
+        if (!fits) return fmt::format("{} is too large, got {}", name, value);
+      } else if (type == "FLOAT") {
+        if (const std::string problem = number_problem(value); !problem.empty()) return name + " " + problem;
+        if (value.find_first_of("xX") != std::string::npos)  // strtod reads hexadecimal too
+          return fmt::format("{} takes a decimal number, got {}", name, value);
+      } else if (type == "BOOLEAN") {
+        if (!is_boolean(value)) return fmt::format("{} takes true or false, got {}", name, value);
+      }
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+std::optional<int> parse_flags(CLI::App& app, int argc, const char* const* argv, std::ostream& out,
+                               std::ostream& err) {
+  std::string program = argc > 0 ? fs::path(argv[0]).filename().string() : app.get_name();
+  auto fail = [&](const std::string& what) {
+    err << "error: " << what << "; see " << program << " --help\n";
+    return 2;
+  };
+  if (const std::string config = config_file(argc, argv); !config.empty()) {
+    std::ifstream in(config, std::ios::binary);
+    char head[3] = {};
+    if (in.read(head, 3) && head[0] == '\xEF' && head[1] == '\xBB' && head[2] == '\xBF')
+      return fail(fmt::format("--config {} starts with a UTF-8 byte-order mark; save it without one", config));
+  }
+  try {
+    app.parse(argc, argv);
+    if (const std::string problem = unsound_value(app); !problem.empty()) return fail(problem);
+    return std::nullopt;
+  } catch (const CLI::CallForHelp&) {
+    out << app.help();
+    return 0;
+  } catch (const CLI::CallForAllHelp&) {
+    out << app.help("", CLI::AppFormatMode::All);
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    std::string what = one_line(e.what());
+    const std::string unknown_key = "INI was not able to parse ";
+    const CLI::Option* config = app.get_config_ptr();
+    if (what.rfind(unknown_key, 0) == 0 && config && !config->results().empty())
+      what = fmt::format("--config {}: unknown setting '{}'", config->results().back(), what.substr(unknown_key.size()));
+    // CLI11's "Could not convert: --steps = 1e3" in the one message shape.
+    const std::string convert = "Could not convert: ";
+    if (const size_t equals = what.find(" = "); what.rfind(convert, 0) == 0 && equals != std::string::npos) {
+      const std::string flag = what.substr(convert.size(), equals - convert.size()), value = what.substr(equals + 3);
+      const CLI::Option* option = app.get_option_no_throw(flag);
+      const std::string type = option ? option->get_type_name() : "";
+      what = type.rfind("INT", 0) == 0 || type.rfind("UINT", 0) == 0
+                 ? fmt::format("{} takes a decimal whole number, got {}", flag, value)
+                 : fmt::format("{} cannot take {}", flag, value);
+    }
+    // CLI11's "--steps: At Most 1 required but received 2": a flag given twice.
+    if (const size_t at = what.find(": At Most 1 required but received "); at != std::string::npos)
+      what = fmt::format("{} was given {} times; give it once", what.substr(0, at),
+                         what.substr(at + std::string_view(": At Most 1 required but received ").size()));
+    // "--batch: must be above 0, got 0" (our validators) reads "--batch must be above 0, got 0".
+    if (const size_t colon = what.find(": "); what.rfind("--", 0) == 0 && colon != std::string::npos &&
+                                              what.find(' ') > colon &&
+                                              (what.compare(colon + 2, 5, "must ") == 0 ||
+                                               what.compare(colon + 2, 3, "is ") == 0))
+      what.erase(colon, 1);
+    return fail(what);
+  }
+}
+
+std::optional<int> parse_flags(CLI::App& app, int argc, const char* const* argv) {
+  return parse_flags(app, argc, argv, std::cout, std::cerr);
+}
+
+}  // namespace rg
