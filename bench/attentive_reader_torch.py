@@ -47,6 +47,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+import recipe
 import torch_timing
 from torch_norms import Norm
 from torch_tokens import random_tokens
@@ -142,11 +143,12 @@ class AttentiveReader(nn.Module):
         return scores.masked_fill(candidate_padding, -1e9)
 
 
-def make_batch(batch, doc_len, vocab, candidates):
+def make_batch(batch, doc_len, query_len, vocab, candidates):
     rng = np.random.RandomState(0)
     min_doc = -(-5 * doc_len // 6)
+    min_query = max(1, query_len - 8)
     doc_lengths = [min_doc + (7 * b) % (doc_len - min_doc + 1) for b in range(batch)]
-    query_lengths = [12 + (5 * b) % 9 for b in range(batch)]
+    query_lengths = [min_query + (5 * b) % (query_len - min_query + 1) for b in range(batch)]
     document, doc_mask = random_tokens(rng, doc_lengths, vocab)
     query, query_mask = random_tokens(rng, query_lengths, vocab)
     cands = torch.from_numpy(rng.randint(4, vocab, size=(batch, candidates))).long()
@@ -158,13 +160,12 @@ def make_batch(batch, doc_len, vocab, candidates):
 def main():
     parser = torch_timing.model_parser(steps=5, warmup=2, p=0.0625,
                                        norms=["none", "layernorm", "rmsnorm", "prmsnorm", "batchnorm"])
-    torch_timing.add_size_flags(parser, doc_len=300, batch=64, vocab=10000, embed=240, hidden=240, candidates=10,
-                                dropout=0.5)
+    recipe.add_flags(parser, "reader")
     parser.add_argument("--compile", action="store_true", help="run the loss under torch.compile (Inductor)")
     args = torch_timing.parse_args(parser)
     model = AttentiveReader(args.norm, args.vocab, args.embed, args.hidden, args.dropout, args.p)
     model.train()
-    inputs = make_batch(args.batch, args.doc_len, args.vocab, args.candidates)
+    inputs = make_batch(args.batch, args.doc_len, args.query_len, args.vocab, args.candidates)
     *question, answers = inputs
     params = list(model.parameters())
 
@@ -175,8 +176,7 @@ def main():
     if args.compile:
         loss_fn = torch.compile(loss)
         args.warmup = max(args.warmup, 1)  # the first call compiles
-    step = torch_timing.training_step(torch.optim.Adam(params, lr=8e-5), params,
-                                      lambda: loss_fn(question, answers), max_norm=10.0)
+    step = torch_timing.recipe_step(args, params, lambda: loss_fn(question, answers))
     timing = torch_timing.training_step_fields(step, args.steps, args.warmup)
     torch_timing.print_json({"impl": "torch.compile" if args.compile else "torch", "norm": args.norm,
                              "threads": args.threads, "batch": args.batch,

@@ -6,6 +6,7 @@
 //   bench_step --model reader --norm layernorm --norm-impl composed --set batch=32
 //   bench_step --model rnnsearch --norm layernorm --dump DIR   # the twin's check, then
 //   bench/rnnsearch_torch.py --check DIR
+//   bench_step --model transformer --recipe    # the settings, as the twins read them
 //
 // Prints one JSON line: {"impl": "rmsgrad", "model", "norm", "norm_impl",
 // "threads", <the model's sizes>, "parameters", "ms_per_step", "ms_min"}: the
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
   restart_with_polite_threads(argv);  // before anything else: see core/polite_threads.h
   bench::ModelFlags flags;
   std::string norm = "rmsnorm", impl = "fused", dump;
+  bool recipe = false;
   int steps = 5;
   CLI::App app{"One training step of a model, timed alone", "bench_step"};
   bench::add_model_flags(app, flags);
@@ -51,6 +53,9 @@ int main(int argc, char** argv) {
   app.add_option("--dump", dump,
                  "write the check for the PyTorch and JAX twins to this folder instead (rnnsearch, transformer, "
                  "convpool)");
+  app.add_flag("--recipe", recipe,
+               "print the model's settings (its recipe, experiments/common/recipes.h, with any --set) as one JSON "
+               "object, and exit");
   double bucket_mb = 25.0;
   app.add_option("--bucket-mb", bucket_mb, "under mpirun: MiB of gradients per bucket")->check(CLI::PositiveNumber);
   dist::ProcessGroup& group = dist::ProcessGroup::world();
@@ -62,6 +67,12 @@ int main(int argc, char** argv) {
     if (!dump.empty() && flags.model == "convpool") sizes.set("input_noise=0");
     const bench::NormChoice choice{parse_norm_kind(norm), parse_norm_impl(impl)};
     std::unique_ptr<bench::ModelStep> step = bench::make_model_step(flags.model, choice, sizes);
+    if (recipe) {
+      std::string members = sizes.json();
+      members.resize(members.size() - 2);  // the last ", "
+      std::printf("{\"model\": \"%s\", %s}\n", flags.model.c_str(), members.c_str());
+      return 0;
+    }
     if (!dump.empty()) {
       step->dump(dump);
       return 0;

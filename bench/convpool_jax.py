@@ -76,6 +76,7 @@ import numpy as np
 
 from jax_twin import adam_update, peak_rss_mb, set_xla_threads, time_train_steps
 from twin_check import compare
+import recipe
 
 NORMS = ["none", "layernorm", "rmsnorm", "prmsnorm", "l2norm", "batchnorm", "weightnorm"]
 GRAD_TOL, LOSS_TOL = 1e-4, 1e-5
@@ -90,8 +91,7 @@ def parse_args():
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--steps", type=int, default=10, help="timed steps")
     parser.add_argument("--warmup", type=int, default=2, help="untimed steps first (the first compiles)")
-    parser.add_argument("--width", type=float, default=0.5, help="channel multiplier (96 and 192 at 1)")
-    parser.add_argument("--batch", type=int, default=100)
+    recipe.add_flags(parser, "convpool")  # --width, --batch, --lr (the norm's), ...
     parser.add_argument("--check", metavar="DIR", help="compare with bench_step --model convpool --dump DIR")
     args = parser.parse_args()
     if args.threads < 1 or args.steps < 1 or args.warmup < 1:
@@ -234,12 +234,13 @@ def logits(params, images, config, key=None):
     """images [N, 3, 32, 32] -> logits [N, 10]; key None: no noise and no dropout."""
     norm, p, eps = config["norm"], config["p"], config["eps"]
     keys = jax.random.split(key, 3) if key is not None else (None, None, None)
-    x = images if key is None else images + 0.15 * jax.random.normal(keys[0], images.shape, images.dtype)
+    x = images if key is None else images + config["input_noise"] * jax.random.normal(keys[0], images.shape,
+                                                                                       images.dtype)
     for i, (_, _, _, padding) in enumerate(conv_specs(config["width"])):
         x = conv(params, f"conv{i + 1}", norm, x, padding)
         x = jax.nn.leaky_relu(normalize(params, f"norm{i + 1}", norm, p, eps, x), 0.1)
         if i in (2, 5):
-            x = dropout(max_pool(x), 0.5, keys[1 if i == 2 else 2])
+            x = dropout(max_pool(x), config["dropout"], keys[1 if i == 2 else 2])
     x = x.mean((2, 3))                                                          # [N, c2]
     y = x @ weight(params, "dense", norm).T
     if layer_has_bias(norm):
@@ -256,12 +257,12 @@ def loss_fn(params, images, labels, config, key=None):
 # ---- the training step ----
 
 
-def make_train_step(config, lr):
+def make_train_step(config, args):
     """The jitted step: (params, moments, step, key, images, labels) -> (params, moments, loss). params
     and moments are donated, so XLA updates them in place as torch's optimizer does."""
     def train_step(params, moments, step, key, images, labels):
         loss, grads = jax.value_and_grad(loss_fn)(params, images, labels, config, key)
-        params, moments = adam_update(params, grads, moments, step, lr)
+        params, moments = adam_update(params, grads, moments, step, args.lr, args.beta1, args.beta2, args.eps)
         return params, moments, loss
 
     return jax.jit(train_step, donate_argnums=(0, 1))
@@ -270,14 +271,15 @@ def make_train_step(config, lr):
 # ---- timing ----
 
 def time_steps(args):
-    config = {"norm": args.norm, "width": args.width, "p": 0.125, "eps": 1e-6}
+    config = {"norm": args.norm, "width": args.width, "p": 0.125, "eps": 1e-6, "dropout": args.dropout,
+              "input_noise": args.input_noise}
     shapes = parameter_shapes(args.norm, args.width)
     params = initial_parameters(shapes)
     moments = tuple(jax.tree_util.tree_map(jnp.zeros_like, params) for _ in range(2))
     rng = np.random.RandomState(0)
     images = jnp.asarray(rng.standard_normal((args.batch, 3, 32, 32)), dtype=jnp.float32)
     labels = jnp.asarray(rng.randint(0, CLASSES, args.batch), dtype=jnp.int32)
-    train_step = make_train_step(config, lr=3e-4 if args.norm == "none" else 3e-3)
+    train_step = make_train_step(config, args)
     times, compile_s = time_train_steps(train_step, params, moments, (images, labels), args.warmup, args.steps)
     print(json.dumps({"impl": "jax", "norm": args.norm, "width": args.width, "batch": args.batch,
                       "threads": args.threads, "step_ms": round(statistics.median(times), 2), "steps": args.steps,
@@ -313,7 +315,8 @@ def check(directory):
     read_json = lambda name: json.load(open(os.path.join(directory, name)))
     load = lambda *parts: np.load(os.path.join(directory, *parts))
     cfg, ours = read_json("config.json"), read_json("result.json")
-    config = {"norm": cfg["norm"], "width": cfg["width"], "p": cfg["p"], "eps": cfg["eps"]}
+    config = {"norm": cfg["norm"], "width": cfg["width"], "p": cfg["p"], "eps": cfg["eps"], "dropout": 0.0,
+              "input_noise": 0.0}
     shapes = parameter_shapes(cfg["norm"], cfg["width"])
     dumped = {f[:-4] for f in os.listdir(os.path.join(directory, "params")) if f.endswith(".npy")}
     if dumped != set(shapes):

@@ -47,6 +47,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+import recipe
 import torch_timing
 
 
@@ -86,8 +87,9 @@ def make_norm(kind, size, channels, p, eps):
 
 
 class ConvPoolCnnC(nn.Module):
-    def __init__(self, norm, width, p=0.125, eps=1e-6):
+    def __init__(self, norm, width, p=0.125, eps=1e-6, dropout=0.5, input_noise=0.15):
         super().__init__()
+        self.dropout, self.input_noise = dropout, input_noise
         c1, c2 = max(1, round(96 * width)), max(1, round(192 * width))
         layer_bias = norm in ("none", "weightnorm")
         wn = (lambda m: nn.utils.weight_norm(m)) if norm == "weightnorm" else (lambda m: m)
@@ -103,13 +105,13 @@ class ConvPoolCnnC(nn.Module):
 
     def forward(self, x):
         if self.training:
-            x = x + 0.15 * torch.randn_like(x)
+            x = x + self.input_noise * torch.randn_like(x)
         for i in range(3):
             x = self.block(i, x)
-        x = F.dropout(F.max_pool2d(x, 2), 0.5, self.training)
+        x = F.dropout(F.max_pool2d(x, 2), self.dropout, self.training)
         for i in range(3, 6):
             x = self.block(i, x)
-        x = F.dropout(F.max_pool2d(x, 2), 0.5, self.training)
+        x = F.dropout(F.max_pool2d(x, 2), self.dropout, self.training)
         for i in range(6, 9):
             x = self.block(i, x)
         return self.dense_norm(self.dense(x.mean(dim=(2, 3))))
@@ -117,8 +119,7 @@ class ConvPoolCnnC(nn.Module):
 
 def time_steps(args):
     """Median milliseconds of a training step on random images."""
-    model = ConvPoolCnnC(args.norm, args.width)
-    adam = torch.optim.Adam(model.parameters(), lr=3e-3 if args.norm != "none" else 3e-4)
+    model = ConvPoolCnnC(args.norm, args.width, dropout=args.dropout, input_noise=args.input_noise)
     images = torch.randn(args.batch, 3, 32, 32)
     labels = torch.randint(0, 10, (args.batch,))
 
@@ -130,12 +131,7 @@ def time_steps(args):
         loss_fn = torch.compile(loss)
         args.warmup = max(args.warmup, 1)  # the first call compiles
 
-    def step():
-        loss = loss_fn(images, labels)
-        adam.zero_grad()
-        loss.backward()
-        adam.step()
-
+    step = torch_timing.recipe_step(args, list(model.parameters()), lambda: loss_fn(images, labels))
     times, _ = torch_timing.timed_calls(step, args.steps, args.warmup)
     torch_timing.print_json({"impl": "torch.compile" if args.compile else "torch", "norm": args.norm,
                              "width": args.width, "batch": args.batch,
@@ -210,8 +206,8 @@ def train(args):
             nn.init.xavier_uniform_(param)
         elif name.startswith(("convs.", "dense.")):
             nn.init.zeros_(param)  # layer biases; norm gains stay 1 and biases 0
-    base_lr = 3e-3 if args.norm != "none" else 3e-4
-    adam = torch.optim.Adam(model.parameters(), lr=base_lr)
+    base_lr = args.lr
+    adam = torch.optim.Adam(model.parameters(), lr=base_lr, betas=(args.beta1, args.beta2), eps=args.eps)
     per_epoch = len(train_y) // args.batch
     total = args.epochs * per_epoch
     half = total // 2
@@ -262,8 +258,7 @@ def train(args):
 
 def main():
     parser = torch_timing.model_parser(steps=10, warmup=2, default_norm="layernorm")
-    parser.add_argument("--width", type=float, default=0.5)
-    parser.add_argument("--batch", type=int, default=100)
+    recipe.add_flags(parser, "convpool")  # the lr is the norm's: 0.0003 for none
     parser.add_argument("--data", help="train on this CIFAR-10 JPEG tarball instead of timing")
     parser.add_argument("--out", default="runs/torch-cifar10")
     parser.add_argument("--epochs", type=int, default=5)

@@ -38,6 +38,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+import recipe
 import torch_timing
 from torch_norms import Norm
 from torch_tokens import random_tokens
@@ -109,8 +110,7 @@ def make_batch(batch, vocab, image_dim):
 def main():
     parser = torch_timing.model_parser(steps=20, warmup=3, norms=["none", "layernorm", "rmsnorm", "prmsnorm"],
                                        p=0.0625)
-    parser.add_argument("--method", default="order", choices=["order", "cosine"])
-    torch_timing.add_size_flags(parser, batch=128, vocab=3000, emb=300, hidden=1024, image_dim=2048)
+    recipe.add_flags(parser, "order_embedding", word_dim="emb")
     parser.add_argument("--compile", action="store_true", help="run the loss under torch.compile (Inductor)")
     args = torch_timing.parse_args(parser)
     model = OrderEmbedding(args.norm, args.vocab, args.emb, args.hidden, args.image_dim, args.p)
@@ -128,8 +128,7 @@ def main():
     if args.compile:
         loss = torch.compile(loss)
         args.warmup = max(args.warmup, 1)  # the first call compiles
-    step = torch_timing.training_step(torch.optim.Adam(params, lr=1e-3), params, loss, max_norm=2.0,
-                                      per_parameter=True)
+    step = torch_timing.recipe_step(args, params, loss)
     timing = torch_timing.training_step_fields(step, args.steps, args.warmup)
     torch_timing.print_json({"impl": "torch.compile" if args.compile else "torch", "norm": args.norm,
                              "method": args.method, "threads": args.threads,

@@ -95,6 +95,7 @@ import numpy as np
 
 from jax_twin import adam_update, peak_rss_mb, set_xla_threads, time_train_steps
 from twin_check import compare
+import recipe
 
 EOS = 3
 NORMS = ["none", "layernorm", "rmsnorm", "prmsnorm", "l2norm"]
@@ -110,17 +111,11 @@ def parse_args():
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--steps", type=int, default=5, help="timed steps")
     parser.add_argument("--warmup", type=int, default=2, help="untimed steps first (the first compiles)")
-    parser.add_argument("--p", type=float, default=0.0625, help="pRMSNorm's fraction of units")
-    parser.add_argument("--src-len", type=int, default=22, help="longest source sentence")
-    parser.add_argument("--tgt-len", type=int, default=22, help="longest target sentence")
-    parser.add_argument("--vocab", type=int, default=8000, help="source and target vocabulary")
-    parser.add_argument("--batch", type=int, default=80)
-    parser.add_argument("--embed", type=int, default=256)
-    parser.add_argument("--hidden", type=int, default=256)
-    parser.add_argument("--dropout", type=float, default=0.2)
-    parser.add_argument("--label-smoothing", type=float, default=0.1)
+    recipe.add_flags(parser, "rnnsearch")  # sizes, --p, --dropout, --lr, --clip, ...
     parser.add_argument("--check", metavar="DIR", help="compare with bench_step --model rnnsearch --dump DIR")
     args = parser.parse_args()
+    if args.clip_norm != "global":
+        parser.error("--clip-norm: this twin clips the global norm only")
     if args.threads < 1 or args.steps < 1 or args.warmup < 1:
         parser.error("--threads, --steps and --warmup must be at least 1 (the first call compiles)")
     return args
@@ -347,13 +342,14 @@ def clip_by_global_norm(grads, max_norm):
     return jax.tree_util.tree_map(lambda g: g * scale, grads)
 
 
-def make_train_step(config, lr=1e-4, max_norm=1.0):
+def make_train_step(config, args):
     """The jitted step: (params, moments, step, key, batch) -> (params, moments, loss). params and
     moments are donated, so XLA updates them in place as torch's optimizer does."""
     def train_step(params, moments, step, key, batch):
         loss, grads = jax.value_and_grad(rnnsearch_loss)(params, batch, config, key)
-        grads = clip_by_global_norm(grads, max_norm)
-        params, moments = adam_update(params, grads, moments, step, lr)
+        if args.clip > 0:
+            grads = clip_by_global_norm(grads, args.clip)
+        params, moments = adam_update(params, grads, moments, step, args.lr, args.beta1, args.beta2, args.eps)
         return params, moments, loss
 
     return jax.jit(train_step, donate_argnums=(0, 1))
@@ -393,7 +389,7 @@ def time_steps(args):
     params = initial_parameters(shapes, args.hidden)
     moments = (jax.tree_util.tree_map(jnp.zeros_like, params), jax.tree_util.tree_map(jnp.zeros_like, params))
     batch = tuple(jnp.asarray(a) for a in make_batch(args.batch, args.src_len, args.tgt_len, args.vocab))
-    train_step = make_train_step(config)
+    train_step = make_train_step(config, args)
     times, compile_s = time_train_steps(train_step, params, moments, (batch,), args.warmup, args.steps)
     print(json.dumps({"impl": "jax", "norm": args.norm, "threads": args.threads, "batch": args.batch,
                       "src_len": batch[0].shape[0], "tgt_len": batch[2].shape[0], "vocab": args.vocab,

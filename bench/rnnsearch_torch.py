@@ -60,6 +60,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+import recipe
 import torch_timing
 from torch_norms import Norm
 from torch_tokens import random_tokens
@@ -286,11 +287,8 @@ def check(directory):
 
 
 def main():
-    parser = torch_timing.model_parser(steps=5, warmup=2, norms=NORMS, p=0.0625)
-    parser.add_argument("--src-len", type=int, default=22, help="longest source sentence")
-    parser.add_argument("--tgt-len", type=int, default=22, help="longest target sentence")
-    parser.add_argument("--vocab", type=int, default=8000, help="source and target vocabulary")
-    torch_timing.add_size_flags(parser, batch=80, embed=256, hidden=256, dropout=0.2, label_smoothing=0.1)
+    parser = torch_timing.model_parser(steps=5, warmup=2, norms=NORMS)
+    recipe.add_flags(parser, "rnnsearch")
     parser.add_argument("--check", metavar="DIR", help="compare with bench_rnnsearch --dump DIR")
     parser.add_argument("--compile", action="store_true", help="run the loss under torch.compile (Inductor)")
     args = torch_timing.parse_args(parser)
@@ -305,8 +303,7 @@ def main():
     if args.compile:
         loss_fn = torch.compile(model.loss)
         args.warmup = max(args.warmup, 1)  # the first call compiles
-    step = torch_timing.training_step(torch.optim.Adam(params, lr=1e-4), params, lambda: loss_fn(*inputs),
-                                      max_norm=1.0)
+    step = torch_timing.recipe_step(args, params, lambda: loss_fn(*inputs))
     timing = torch_timing.training_step_fields(step, args.steps, args.warmup)
     torch_timing.print_json({"impl": "torch.compile" if args.compile else "torch", "norm": args.norm,
                              "threads": args.threads, "batch": args.batch, "src_len": inputs[0].shape[0],

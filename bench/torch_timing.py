@@ -5,7 +5,8 @@ median of the timed ones, printed as one JSON object per line.
 Two kinds of twin use it:
   per-op twins (bench_*_torch.py)   op_parser(): --threads, --repeats; forward_and_backward_ms()
   model twins (*_torch.py)          model_parser(): --norm, --threads, --steps [, --warmup, --p];
-                                    add_size_flags(); training_step(); training_step_fields()
+                                    recipe.add_flags() (bench/recipe.py: the model's recipe as ours
+                                    trains it); recipe_step(); training_step_fields()
 A twin imports it as `import torch_timing`: Python puts the running script's folder (bench/) first on
 sys.path, so this works from any working directory.
 """
@@ -40,13 +41,6 @@ def model_parser(steps, warmup=None, norms=None, default_norm="rmsnorm", p=None)
     if p is not None:
         parser.add_argument("--p", type=float, default=p, help="pRMSNorm's fraction of units")
     return parser
-
-
-def add_size_flags(parser, **defaults):
-    """One flag per model size or setting, named after its keyword (doc_len=300 gives --doc-len) and
-    typed as its default (int or float)."""
-    for name, default in defaults.items():
-        parser.add_argument("--" + name.replace("_", "-"), type=type(default), default=default)
 
 
 def parse_args(parser):
@@ -100,18 +94,21 @@ def peak_rss_mb():
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
 
 
-def training_step(optimizer, params, loss, max_norm, per_parameter=False):
-    """The step function of a recurrent model twin: zero the gradients, loss() (the forward pass),
-    backward, clip the gradient norm to max_norm (of all params together, or of each one alone with
-    per_parameter), the optimizer's step. It returns the loss as a float, as training_step_fields wants."""
-    clip_groups = [[p] for p in params] if per_parameter else [params]
+def recipe_step(args, params, loss):
+    """The step function of a model twin, as the recipe's flags (recipe.add_flags) say: zero the
+    gradients, loss() (the forward pass), backward, clip the gradient norm to --clip (of all params
+    together, or of each one alone with --clip-norm per_parameter; --clip 0: no clip), Adam's step with
+    --lr, --beta1, --beta2 and --eps. It returns the loss as a float, as training_step_fields wants."""
+    optimizer = torch.optim.Adam(params, lr=args.lr, betas=(args.beta1, args.beta2), eps=args.eps)
+    clip_groups = [[p] for p in params] if args.clip_norm == "per_parameter" else [params]
 
     def step():
         optimizer.zero_grad()
         value = loss()
         value.backward()
-        for group in clip_groups:
-            torch.nn.utils.clip_grad_norm_(group, max_norm)
+        if args.clip > 0:
+            for group in clip_groups:
+                torch.nn.utils.clip_grad_norm_(group, args.clip)
         optimizer.step()
         return value.item()
 

@@ -74,6 +74,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+import recipe
 import torch_timing
 from twin_check import compare
 from torch_norms import EPS, Norm
@@ -274,12 +275,8 @@ def check(directory):
 
 
 def main():
-    parser = torch_timing.model_parser(steps=5, warmup=2, norms=NORMS, p=0.0625)
-    parser.add_argument("--position", default="post", choices=["post", "pre"], help="where the norms go")
-    parser.add_argument("--src-len", type=int, default=22, help="longest source sentence")
-    parser.add_argument("--tgt-len", type=int, default=22, help="longest target sentence")
-    torch_timing.add_size_flags(parser, batch=186, vocab=8000, d=256, ffn=1024, heads=4, layers=3, dropout=0.1,
-                                label_smoothing=0.1)
+    parser = torch_timing.model_parser(steps=5, warmup=2, norms=NORMS)
+    recipe.add_flags(parser, "transformer")  # --position post|pre: where the norms go
     parser.add_argument("--check", metavar="DIR", help="compare with bench_step --model transformer --dump DIR")
     parser.add_argument("--compile", action="store_true", help="run the loss under torch.compile (Inductor)")
     args = torch_timing.parse_args(parser)
@@ -291,20 +288,11 @@ def main():
     model.train()
     inputs = make_batch(args.batch, args.src_len, args.tgt_len, args.vocab)
     params = list(model.parameters())
-    optimizer = torch.optim.Adam(params, lr=7e-4, betas=(0.9, 0.98), eps=1e-9)
-
     loss_fn = model.loss
     if args.compile:
         loss_fn = torch.compile(model.loss)
         args.warmup = max(args.warmup, 1)  # the first call compiles
-
-    def step():  # torch_timing.training_step clips; this recipe does not
-        optimizer.zero_grad()
-        loss = loss_fn(*inputs)
-        loss.backward()
-        optimizer.step()
-        return loss.item()
-
+    step = torch_timing.recipe_step(args, params, lambda: loss_fn(*inputs))
     timing = torch_timing.training_step_fields(step, args.steps, args.warmup)
     torch_timing.print_json({"impl": "torch.compile" if args.compile else "torch", "model": "transformer", "norm": args.norm, "position": args.position,
                              "threads": args.threads, "batch": args.batch, "src_len": inputs[0].shape[0],

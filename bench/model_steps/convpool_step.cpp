@@ -11,21 +11,25 @@
 namespace rg::bench {
 
 ConvPoolStep::ConvPoolStep(const NormChoice& norm, Sizes& sizes) {
-  options_.width = sizes.real("width", 0.5);
-  const int64_t batch = sizes.integer("batch", 100);
+  const ConvPoolRecipe recipe;
+  options_.width = sizes.real("width", recipe.width);
+  const int64_t batch = sizes.integer("batch", recipe.batch);
   check(options_.width > 0, "convpool: width must be positive");
-  options_.dropout = static_cast<float>(sizes.real("dropout", 0.5));
-  options_.input_noise = static_cast<float>(sizes.real("input_noise", 0.15));
+  options_.dropout = sizes.real("dropout", options_.dropout);
+  options_.input_noise = sizes.real("input_noise", options_.input_noise);
   options_.norm.kind = norm.kind;
   options_.norm.impl = norm.impl;
-  options_.norm.p = 0.125f;
-  options_.norm.eps = 1e-6f;
+  options_.norm.p = recipe.p;
+  options_.norm.eps = recipe.eps;
+  AdamOptions recipe_adam = recipe.adam;
+  recipe_adam.lr = recipe.lr(norm.kind);
+  const AdamOptions adam = read_adam(sizes, recipe_adam);
+  const ClipOptions clip = read_clip(sizes, recipe.clip);
   {
     ScopedAllocationTag tag("parameters");
     model_ = std::make_unique<ConvPoolCnnC>(options_, init_, noise_);
-    adam_ = std::make_unique<Adam>(model_->named_parameters(),
-                                   AdamOptions{.lr = norm.kind == NormKind::None ? 3e-4 : 3e-3});
-    use_training_step(*adam_, {});  // the recipe's clip
+    adam_ = std::make_unique<Adam>(model_->named_parameters(), adam);
+    use_training_step(*adam_, clip);
   }
   {
     ScopedAllocationTag tag("inputs");
@@ -35,9 +39,8 @@ ConvPoolStep::ConvPoolStep(const NormChoice& norm, Sizes& sizes) {
   if (norm.kind == NormKind::WeightNorm) model_->init_weight_norm(images_);
 }
 
-void ConvPoolStep::run() {
-  Var loss = cross_entropy((*model_)(constant(images_)), Indices(labels_));
-  take_step(loss);
+Var ConvPoolStep::batch_loss() {
+  return cross_entropy((*model_)(constant(images_)), Indices(labels_));
 }
 
 void ConvPoolStep::dump(const std::string& dir) {

@@ -19,7 +19,7 @@ namespace rg::bench {
 class ConvPoolStep : public ModelStep {
  public:
   ConvPoolStep(const NormChoice& norm, Sizes& sizes);
-  void run() override;
+  Var batch_loss() override;
   Module& model() override { return *model_; }
   // The twin's check, without input noise or dropout (bench_step --dump
   // sets both to 0): DIR/params/<name>.npy (every gain and

@@ -39,10 +39,27 @@ int64_t Sizes::integer(const std::string& key, int64_t fallback) {
   return value;
 }
 
+// Written with a decimal point or an exponent always, so that JSON readers
+// take it as a real; a float as the shortest text that reads back as it.
+template <class Real>
+static std::string real_text(Real value) {
+  std::string number = fmt::format("{}", value);
+  if (number.find_first_of(".e") == std::string::npos) number += ".0";
+  return number;
+}
+
 double Sizes::real(const std::string& key, double fallback) {
-  const std::string text = read(key, fmt::format("{}", fallback), false);
+  const std::string text = read(key, real_text(fallback), false);
   char* end = nullptr;
   const double value = std::strtod(text.c_str(), &end);
+  check(end != text.c_str() && *end == '\0' && value >= 0, "--set {}={}: expected a non-negative number", key, text);
+  return value;
+}
+
+float Sizes::real(const std::string& key, float fallback) {
+  const std::string text = read(key, real_text(fallback), false);
+  char* end = nullptr;
+  const float value = std::strtof(text.c_str(), &end);
   check(end != text.c_str() && *end == '\0' && value >= 0, "--set {}={}: expected a non-negative number", key, text);
   return value;
 }
@@ -62,6 +79,22 @@ std::string Sizes::json() const {
   std::string out;
   for (const auto& [key, value] : used_) out += fmt::format("\"{}\": {}, ", key, value);
   return out;
+}
+
+AdamOptions read_adam(Sizes& sizes, AdamOptions recipe) {
+  recipe.lr = sizes.real("lr", recipe.lr);
+  recipe.beta1 = sizes.real("beta1", recipe.beta1);
+  recipe.beta2 = sizes.real("beta2", recipe.beta2);
+  recipe.eps = sizes.real("eps", recipe.eps);
+  return recipe;
+}
+
+ClipOptions read_clip(Sizes& sizes, ClipOptions recipe) {
+  recipe.clip = sizes.real("clip", recipe.clip);
+  const std::string norm = sizes.text("clip_norm", recipe.clip_per_parameter ? "per_parameter" : "global");
+  check(norm == "global" || norm == "per_parameter", "--set clip_norm={}: expected global or per_parameter", norm);
+  recipe.clip_per_parameter = norm == "per_parameter";
+  return recipe;
 }
 
 std::string NormChoice::name() const {

@@ -4,7 +4,7 @@
 // twin), bench_norm_impl times several norms and implementations of one model
 // against each other, bench_memory measures what a step holds.
 //
-//   Sizes sizes;                          // the model's defaults: its paper's recipe
+//   Sizes sizes;                          // the model's defaults: its recipe (experiments/common/recipes.h)
 //   sizes.set("batch=32");                // --set batch=32
 //   auto step = make_model_step("rnnsearch", {NormKind::RMSNorm, NormImpl::Composed}, sizes);
 //   step->run();                          // forward, then the drivers' TrainingStep: backward, clip, update
@@ -30,6 +30,7 @@
 #include "rmsgrad/autograd/ops.h"
 #include "rmsgrad/core/allocation_tags.h"
 #include "rmsgrad/dist/gradient_reducer.h"
+#include "rmsgrad/experiments/common/recipes.h"
 #include "rmsgrad/experiments/common/training_step.h"
 #include "rmsgrad/optim/optimizer.h"
 #include "rmsgrad/core/random.h"
@@ -47,6 +48,7 @@ class Sizes {
   void set(const std::string& assignment);  // "key=value"
   int64_t integer(const std::string& key, int64_t fallback);
   double real(const std::string& key, double fallback);
+  float real(const std::string& key, float fallback);
   std::string text(const std::string& key, const std::string& fallback);
   void check_all_read(std::string_view model) const;
   // Every key read so far with the value used, in the order read, as JSON
@@ -59,6 +61,12 @@ class Sizes {
   std::vector<std::pair<std::string, std::string>> used_;  // key → JSON value
 };
 
+// A recipe's optimizer and clip (experiments/common/recipes.h), each setting
+// overridable with --set: lr, beta1, beta2, eps; clip, and clip_norm
+// ("global" or "per_parameter").
+AdamOptions read_adam(Sizes& sizes, AdamOptions recipe);
+ClipOptions read_clip(Sizes& sizes, ClipOptions recipe);
+
 // Which normalization, and how it is computed.
 struct NormChoice {
   NormKind kind = NormKind::LayerNorm;
@@ -69,7 +77,11 @@ struct NormChoice {
 class ModelStep {
  public:
   virtual ~ModelStep() = default;
-  virtual void run() = 0;  // one training step; clears the tape
+  // The forward pass: the loss of the model's batch, on the tape.
+  virtual Var batch_loss() = 0;
+  // One training step on the batch: batch_loss(), then the drivers'
+  // TrainingStep (take_step); clears the tape.
+  void run() { take_step(batch_loss()); }
   virtual Module& model() = 0;
   // A new batch of `batch` sequences of up to `first` and `second` tokens
   // (RNNSearch: source and target; reader: document and query), for runs

@@ -19,7 +19,7 @@ namespace rg::bench {
 class OrderEmbeddingStep : public ModelStep {
  public:
   OrderEmbeddingStep(const NormChoice& norm, Sizes& sizes);
-  void run() override;
+  Var batch_loss() override;
   Module& model() override { return *model_; }
 
  private:

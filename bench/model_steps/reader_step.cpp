@@ -9,23 +9,26 @@
 namespace rg::bench {
 
 ReaderStep::ReaderStep(const NormChoice& norm, Sizes& sizes) {
-  const int64_t batch = sizes.integer("batch", 64), doc_len = sizes.integer("doc_len", 300);
+  const AttentiveReaderRecipe recipe;
+  const int64_t batch = sizes.integer("batch", recipe.batch), doc_len = sizes.integer("doc_len", 300);
   const int64_t query_len = sizes.integer("query_len", 20);
   AttentiveReaderOptions options;
   options.vocab_size = vocab_ = sizes.integer("vocab", 10000);
   check(options.vocab_size > 4, "reader: vocab must be above 4");
-  options.embed_dim = sizes.integer("embed", 240);
-  options.hidden = sizes.integer("hidden", 240);
+  options.embed_dim = sizes.integer("embed", recipe.embed);
+  options.hidden = sizes.integer("hidden", recipe.hidden);
   candidates_per_question_ = sizes.integer("candidates", 10);
   options.norm.kind = norm.kind;
   options.norm.impl = norm.impl;
-  options.dropout = 0.5f;
+  options.dropout = sizes.real("dropout", recipe.dropout);
+  const AdamOptions adam = read_adam(sizes, recipe.adam);
+  const ClipOptions clip = read_clip(sizes, recipe.clip);
   {
     ScopedAllocationTag tag("parameters");
     model_ = std::make_unique<AttentiveReader>(options, gen_, noise_gen_);
     model_->train();
-    adam_ = std::make_unique<Adam>(model_->named_parameters(), AdamOptions{.lr = 8e-5});
-    use_training_step(*adam_, {.clip = 10.0});  // the recipe's clip
+    adam_ = std::make_unique<Adam>(model_->named_parameters(), adam);
+    use_training_step(*adam_, clip);
   }
   reshape(batch, doc_len, query_len);
 }
@@ -51,10 +54,9 @@ void ReaderStep::reshape(int64_t batch, int64_t doc_len, int64_t query_len) {
   candidate_padding_ = Tensor::zeros(Shape{batch, k});
 }
 
-void ReaderStep::run() {
+Var ReaderStep::batch_loss() {
   const ReaderInputs in{document_.ids, document_.mask, query_.ids, query_.mask, candidates_, candidate_padding_};
-  Var loss = model_->loss(in, answers_);
-  take_step(loss);
+  return model_->loss(in, answers_);
 }
 
 }  // namespace rg::bench

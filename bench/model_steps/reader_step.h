@@ -21,7 +21,7 @@ namespace rg::bench {
 class ReaderStep : public ModelStep {
  public:
   ReaderStep(const NormChoice& norm, Sizes& sizes);
-  void run() override;
+  Var batch_loss() override;
   Module& model() override { return *model_; }
   void reshape(int64_t batch, int64_t doc_len, int64_t query_len) override;
 

@@ -11,25 +11,28 @@
 namespace rg::bench {
 
 RnnSearchStep::RnnSearchStep(const NormChoice& norm, Sizes& sizes) {
-  const int64_t batch = sizes.integer("batch", 80);
+  const RNNSearchRecipe recipe;
+  const int64_t batch = sizes.integer("batch", recipe.batch);
   const int64_t src_len = sizes.integer("src_len", 22), tgt_len = sizes.integer("tgt_len", 22);
-  options_.source_vocab = options_.target_vocab = sizes.integer("vocab", 8000);
+  options_.source_vocab = options_.target_vocab = sizes.integer("vocab", recipe.vocab);
   check(options_.source_vocab > 4, "rnnsearch: vocab must be above 4");
-  options_.embed = sizes.integer("embed", 256);
-  options_.hidden = sizes.integer("hidden", 256);
+  options_.embed = sizes.integer("embed", recipe.embed);
+  options_.hidden = sizes.integer("hidden", recipe.hidden);
   options_.norm.kind = norm.kind;
   options_.norm.impl = norm.impl;
   options_.norm.p = static_cast<float>(sizes.real("p", 0.0625));
-  options_.dropout = static_cast<float>(sizes.real("dropout", 0.2));
-  options_.label_smoothing = static_cast<float>(sizes.real("label_smoothing", 0.1));
+  options_.dropout = sizes.real("dropout", recipe.dropout);
+  options_.label_smoothing = sizes.real("label_smoothing", recipe.label_smoothing);
+  const AdamOptions adam = read_adam(sizes, recipe.adam);
+  const ClipOptions clip = read_clip(sizes, recipe.clip);
   {
     ScopedAllocationTag tag("parameters");
     model_ = std::make_unique<RNNSearch>(options_, gen_, noise_gen_);
     model_->train();
   }
   reshape(batch, src_len, tgt_len);
-  adam_ = std::make_unique<Adam>(model_->named_parameters(), AdamOptions{.lr = 1e-4});
-  use_training_step(*adam_, {.clip = 1.0});  // the recipe's clip
+  adam_ = std::make_unique<Adam>(model_->named_parameters(), adam);
+  use_training_step(*adam_, clip);
 }
 
 void RnnSearchStep::reshape(int64_t batch, int64_t src_len, int64_t tgt_len) {
@@ -37,9 +40,8 @@ void RnnSearchStep::reshape(int64_t batch, int64_t src_len, int64_t tgt_len) {
   target_ = random_tokens(sentence_lengths(tgt_len, batch, 3), options_.target_vocab, gen_, kEos);
 }
 
-void RnnSearchStep::run() {
-  Var loss = model_->loss(source_.ids, source_.mask, target_.ids, target_.mask);
-  take_step(loss);
+Var RnnSearchStep::batch_loss() {
+  return model_->loss(source_.ids, source_.mask, target_.ids, target_.mask);
 }
 
 void RnnSearchStep::dump(const std::string& dir) {

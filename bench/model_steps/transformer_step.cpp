@@ -11,29 +11,32 @@
 namespace rg::bench {
 
 TransformerStep::TransformerStep(const NormChoice& norm, Sizes& sizes) {
-  const int64_t batch = sizes.integer("batch", 186);
+  // The recipe's batch is counted in tokens: sentences of up to tgt_len of them.
+  const TransformerRecipe recipe;
   const int64_t src_len = sizes.integer("src_len", 22), tgt_len = sizes.integer("tgt_len", 22);
-  options_.source_vocab = options_.target_vocab = sizes.integer("vocab", 8000);
+  const int64_t batch = sizes.integer("batch", recipe.batch_tokens / std::max(src_len, tgt_len));
+  options_.source_vocab = options_.target_vocab = sizes.integer("vocab", recipe.vocab);
   check(options_.source_vocab > 4, "transformer: vocab must be above 4");
-  options_.layer.model_size = sizes.integer("d", 256);
-  options_.layer.ffn_size = sizes.integer("ffn", 1024);
-  options_.layer.heads = sizes.integer("heads", 4);
-  options_.encoder_layers = options_.decoder_layers = sizes.integer("layers", 3);
+  options_.layer.model_size = sizes.integer("d", recipe.model_size);
+  options_.layer.ffn_size = sizes.integer("ffn", recipe.ffn);
+  options_.layer.heads = sizes.integer("heads", recipe.heads);
+  options_.encoder_layers = options_.decoder_layers = sizes.integer("layers", recipe.layers);
   options_.layer.norm_position = parse_norm_position(sizes.text("position", "post"));
   options_.layer.norm.kind = norm.kind;
   options_.layer.norm.impl = norm.impl;
   options_.layer.norm.p = static_cast<float>(sizes.real("p", 0.0625));
-  options_.layer.dropout = static_cast<float>(sizes.real("dropout", 0.1));
-  options_.label_smoothing = static_cast<float>(sizes.real("label_smoothing", 0.1));
+  options_.layer.dropout = sizes.real("dropout", recipe.dropout);
+  options_.label_smoothing = sizes.real("label_smoothing", recipe.label_smoothing);
+  const AdamOptions adam = read_adam(sizes, recipe.adam);
+  const ClipOptions clip = read_clip(sizes, recipe.clip);
   {
     ScopedAllocationTag tag("parameters");
     model_ = std::make_unique<Transformer>(options_, gen_, noise_gen_);
     model_->train();
   }
   reshape(batch, src_len, tgt_len);
-  adam_ = std::make_unique<Adam>(model_->named_parameters(),
-                                 AdamOptions{.lr = 7e-4, .beta1 = 0.9, .beta2 = 0.98, .eps = 1e-9});
-  use_training_step(*adam_, {});  // the recipe's clip
+  adam_ = std::make_unique<Adam>(model_->named_parameters(), adam);
+  use_training_step(*adam_, clip);
 }
 
 void TransformerStep::reshape(int64_t batch, int64_t src_len, int64_t tgt_len) {
@@ -41,9 +44,8 @@ void TransformerStep::reshape(int64_t batch, int64_t src_len, int64_t tgt_len) {
   target_ = random_tokens(sentence_lengths(tgt_len, batch, 3), options_.target_vocab, gen_, kEos);
 }
 
-void TransformerStep::run() {
-  Var loss = model_->loss(source_.ids, source_.mask, target_.ids, target_.mask);
-  take_step(loss);
+Var TransformerStep::batch_loss() {
+  return model_->loss(source_.ids, source_.mask, target_.ids, target_.mask);
 }
 
 void TransformerStep::dump(const std::string& dir) {

@@ -28,7 +28,7 @@ namespace rg::bench {
 class TransformerStep : public ModelStep {
  public:
   TransformerStep(const NormChoice& norm, Sizes& sizes);
-  void run() override;
+  Var batch_loss() override;
   Module& model() override { return *model_; }
   void reshape(int64_t batch, int64_t src_len, int64_t tgt_len) override;
   // With dropout 0: DIR/params/<name>.npy (every gain and bias first moved

@@ -116,7 +116,9 @@ int train(int argc, char** argv) {
 
   BatchCursor cursor(reader_batches(train_set, cfg.batch), cfg.run.seed + 3);
   EntityShuffler shuffled(vocab, entities), identity(vocab, entities);
-  Adam adam(model.named_parameters(), AdamOptions{.lr = cfg.lr});
+  AdamOptions adam_options = cfg.kRecipe.adam;
+  adam_options.lr = cfg.lr;
+  Adam adam(model.named_parameters(), adam_options);
   run.note(fmt::format("{} steps of up to {} questions ({} per epoch); Adam lr {}; clip {}", cfg.training.steps, cfg.batch,
                        cursor.batches_per_epoch(), cfg.lr, cfg.training.clip));
 

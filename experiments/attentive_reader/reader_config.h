@@ -10,12 +10,14 @@
 
 #include "rmsgrad/experiments/attentive_reader/reading_data.h"
 #include "rmsgrad/experiments/common/norm_flags.h"
+#include "rmsgrad/experiments/common/recipes.h"
 #include "rmsgrad/experiments/common/run.h"
 #include "rmsgrad/experiments/common/trainer.h"
 
 namespace rg::reader {
 
 struct ReaderConfig {
+  static constexpr AttentiveReaderRecipe kRecipe{};
   RunOptions run{.out = "runs/attentive_reader"};  // --seed --threads --out --config --resume --log-every
   std::string data, valid_data, test_data;
   std::string format = "synthetic";
@@ -25,11 +27,11 @@ struct ReaderConfig {
   NormFlags norm;
   std::string cell = "lstm";
   std::string attention = "mlp";
-  int64_t embed = 240, hidden = 240;
-  float dropout = 0.5f;
-  double lr = 8e-5;
-  int64_t batch = 64;
-  TrainingOptions training{.steps = 2000, .eval_every = 100, .clip = 10.0};
+  int64_t embed = kRecipe.embed, hidden = kRecipe.hidden;
+  float dropout = kRecipe.dropout;
+  double lr = kRecipe.adam.lr;
+  int64_t batch = kRecipe.batch;
+  TrainingOptions training{.steps = 2000, .eval_every = 100, .clip = kRecipe.clip.clip};
   int64_t min_count = 1, max_vocab = 50000;
   int64_t synthetic_questions = 6000;
   int64_t limit = 0;

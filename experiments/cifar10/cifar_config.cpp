@@ -9,7 +9,7 @@ void add_cifar_flags(CLI::App& app, CifarConfig& cfg) {
                  "(a folder or .tar.gz); empty: synthetic images");
   add_norm_flags(app, cfg.norm, {"none", "batchnorm", "weightnorm", "layernorm", "rmsnorm", "prmsnorm", "l2norm"},
                  "in every layer");
-  app.add_option("--width", cfg.width, "channel multiplier (1: 96 and 192 channels)")->check(rg::in_range(0.01, 64));
+  app.add_option("--width", cfg.width, "channel multiplier (1: the paper's 96 and 192 channels)")->check(rg::in_range(0.01, 64));
   app.add_option("--epochs", cfg.epochs, "training epochs")->check(rg::positive);
   app.add_option("--steps", cfg.steps, "cap on the number of steps (0: epochs × batches)")->check(rg::non_negative);
   app.add_option("--batch", cfg.batch, "images per step")->check(rg::in_range(1, 1 << 20));

@@ -8,20 +8,22 @@
 #include <vector>
 
 #include "rmsgrad/experiments/common/norm_flags.h"
+#include "rmsgrad/experiments/common/recipes.h"
 #include "rmsgrad/experiments/common/run.h"
 #include "rmsgrad/experiments/common/trainer.h"
 
 namespace rg::cifar {
 
 struct CifarConfig {
+  static constexpr ConvPoolRecipe kRecipe{};
   RunOptions run{.out = "runs/cifar10"};  // --seed --threads --out --config --resume --log-every
   std::string data;              // empty: the synthetic task
-  NormFlags norm{.norm = "layernorm", .p = 0.125f, .eps = 1e-6f};  // pRMSNorm 12.5%; the CIFAR code's ε
-  double width = 1.0;
+  NormFlags norm{.norm = "layernorm", .p = kRecipe.p, .eps = kRecipe.eps};
+  double width = kRecipe.width;
   int64_t epochs = 200;
   int64_t steps = 0;             // 0: epochs × batches per epoch
-  int64_t batch = 100;
-  double lr = 0.0;               // 0: the paper's, 0.003 (0.0003 for none)
+  int64_t batch = kRecipe.batch;
+  double lr = 0.0;               // 0: the recipe's, 0.003 (0.0003 for none)
   int64_t valid_size = 5000;
   int64_t train_size = 0;        // 0: every training image (synthetic: 10,000)
   std::string zca = "auto";      // auto: on for real data, off for the synthetic images

@@ -3,7 +3,8 @@
 //   build/bin/cifar10 --norm rmsnorm --data ../shared/data/cifar10/cifar-10-batches-bin-prefix --out runs/cifar/rmsnorm
 //   build/bin/cifar10 --norm layernorm --width 0.25 --steps 300     # synthetic data, a short CPU run
 //
-// The recipe (Salimans & Kingma's CIFAR code, as Zhang & Sennrich 2019 ran it):
+// The recipe (experiments/common/recipes.h: Salimans & Kingma's CIFAR code, as
+// Zhang & Sennrich 2019 ran it, at half its width; the paper's is --width 1):
 // pixels (x − 127.5)/128, ZCA whitening fit on the training set (real data
 // only, unless --zca on: see preprocess), Gaussian input
 // noise σ 0.15, Adam with batch 100 and lr 0.003 (0.0003 without a norm),
@@ -123,9 +124,11 @@ int train(int argc, char** argv) {
   const int64_t per_epoch = cursor.batches_per_epoch();
   check(per_epoch > 0, "cifar10: {} training images make no batch of {}", splits.train.size(), cfg.batch);
   const int64_t total = cfg.steps > 0 ? std::min(cfg.steps, cfg.epochs * per_epoch) : cfg.epochs * per_epoch;
-  const double base_lr = cfg.lr > 0 ? cfg.lr : (model_options.norm.kind == NormKind::None ? 3e-4 : 3e-3);
+  const double base_lr = cfg.lr > 0 ? cfg.lr : cfg.kRecipe.lr(model_options.norm.kind);
   const LinearDecaySchedule schedule(base_lr, total / 2, total, 0.0);
-  Adam adam(model.named_parameters(), AdamOptions{.lr = base_lr});
+  AdamOptions adam_options = cfg.kRecipe.adam;
+  adam_options.lr = base_lr;
+  Adam adam(model.named_parameters(), adam_options);
   run.note(fmt::format("{} steps of {} images ({} per epoch); lr {}; β1 0.9 then 0.5 after step {}", total, cfg.batch,
                        per_epoch, schedule.str(), total / 2));
 

@@ -127,7 +127,9 @@ int train(int argc, char** argv) {
   std::vector<int64_t> lengths;
   for (const auto& c : splits.train.captions) lengths.push_back(static_cast<int64_t>(c.size()));
   BatchCursor cursor(distinct_image_batches(lengths, splits.train.captions_per_image, cfg.batch), cfg.run.seed + 1);
-  Adam adam(model.named_parameters(), AdamOptions{.lr = cfg.lr});
+  AdamOptions adam_options = cfg.kRecipe.adam;
+  adam_options.lr = cfg.lr;
+  Adam adam(model.named_parameters(), adam_options);
   run.note(fmt::format("{} steps of up to {} pairs ({} per epoch); Adam lr {}; per-parameter clip {}", cfg.training.steps,
                        cfg.batch, cursor.batches_per_epoch(), cfg.lr, cfg.training.clip));
 

@@ -8,12 +8,14 @@
 #include <vector>
 
 #include "rmsgrad/experiments/common/norm_flags.h"
+#include "rmsgrad/experiments/common/recipes.h"
 #include "rmsgrad/experiments/common/run.h"
 #include "rmsgrad/experiments/common/trainer.h"
 
 namespace rg::oe {
 
 struct OeConfig {
+  static constexpr OrderEmbeddingRecipe kRecipe{};
   RunOptions run{.out = "runs/order_embedding"};  // --seed --threads --out --config --resume --log-every
   std::string features;  // empty: the synthetic task
   std::vector<std::string> captions;
@@ -21,13 +23,13 @@ struct OeConfig {
   NormFlags norm;
   std::string method = "order";
   float margin = 0.0f;  // 0: 0.05 for order, 0.2 for cosine
-  int64_t word_dim = 300, embed_dim = 1024;
-  int64_t batch = 128;
-  double lr = 1e-3;
+  int64_t word_dim = kRecipe.word_dim, embed_dim = kRecipe.embed_dim;
+  int64_t batch = kRecipe.batch;
+  double lr = kRecipe.adam.lr;
   TrainingOptions training{.steps = 2000,
                        .eval_every = 100,
-                       .clip = 2.0,
-                       .clip_per_parameter = true,
+                       .clip = kRecipe.clip.clip,
+                       .clip_per_parameter = kRecipe.clip.clip_per_parameter,
                        .best_metric = "R@1+R@5+R@10 (image retrieval)"};
   int64_t min_count = 2;
   int64_t fold_images = 1000;

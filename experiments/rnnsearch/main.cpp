@@ -10,9 +10,11 @@
 // Data, subwords, validation BLEU, the test set and --translate are shared
 // with the Transformer (experiments/translation/translation_driver.h).
 //
-// Recipe (../shared/PAPER.md): Adam lr 1e-4, batch 80, clip 1.0, label
-// smoothing 0.1, N(0, 0.01) init, beam 5. Sizes default to a CPU-sized model
-// (embed and hidden 256); the paper's are --embed 512 --hidden 1024.
+// Recipe (experiments/common/recipes.h, after ../shared/PAPER.md): Adam lr
+// 1e-4, batch 80, clip 1.0, dropout 0.2, label smoothing 0.1, N(0, 0.01)
+// init, beam 5. Sizes default to a CPU-sized model (embed and hidden 256);
+// the paper's are --embed 512 --hidden 1024.
+#include "rmsgrad/experiments/common/recipes.h"
 #include "rmsgrad/experiments/translation/translation_driver.h"
 #include "rmsgrad/models/rnnsearch.h"
 #include "rmsgrad/optim/adam.h"
@@ -23,7 +25,7 @@ namespace {
 
 // The model's own settings (the shared ones are in TranslationConfig).
 struct RNNSearchFlags {
-  int64_t embed = 256, hidden = 256, attention = 0;
+  int64_t embed = RNNSearchRecipe{}.embed, hidden = RNNSearchRecipe{}.hidden, attention = 0;
 };
 
 RNNSearchOptions model_options(const TranslationConfig& cfg, const RNNSearchFlags& flags, int64_t vocab) {
@@ -53,7 +55,14 @@ int translate(TranslationConfig cfg, RNNSearchFlags flags) {
 }
 
 int train(int argc, char** argv) {
-  TranslationConfig cfg{.run = {.out = "runs/rnnsearch"}};
+  const RNNSearchRecipe recipe;
+  TranslationConfig cfg{.run = {.out = "runs/rnnsearch"},
+                        .vocab_size = recipe.vocab,
+                        .dropout = recipe.dropout,
+                        .label_smoothing = recipe.label_smoothing,
+                        .lr = recipe.adam.lr,
+                        .batch = recipe.batch};
+  cfg.training.clip = recipe.clip.clip;
   RNNSearchFlags flags;
   CLI::App app{"Machine translation with RNNSearch, as Nematus (Zhang & Sennrich 2019, Tables 2-3)"};
   add_translation_flags(app, cfg, {"none", "layernorm", "rmsnorm", "prmsnorm", "l2norm", "weightnorm"},
@@ -74,7 +83,9 @@ int train(int argc, char** argv) {
   run.note(fmt::format("RNNSearch, {} parameters, norm {}", model.parameter_count(), cfg.norm.norm));
   BatchCursor cursor(translation_batches(data.train, {.max_sentences = cfg.batch, .max_tokens = cfg.batch_tokens}),
                      cfg.run.seed + 3);
-  Adam adam(model.named_parameters(), AdamOptions{.lr = cfg.lr});
+  AdamOptions adam_options = recipe.adam;
+  adam_options.lr = cfg.lr;
+  Adam adam(model.named_parameters(), adam_options);
   run.note(fmt::format("{} steps of up to {} sentences{} ({} per epoch); Adam lr {}, β {} {}; clip {}",
                        cfg.training.steps, cfg.batch,
                        cfg.batch_tokens > 0 ? fmt::format(" and {} tokens", cfg.batch_tokens) : "",

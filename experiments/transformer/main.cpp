@@ -11,7 +11,8 @@
 // those of build/bin/rnnsearch (experiments/translation/translation_driver.h),
 // with the same flags.
 //
-// Recipe (the paper's Table 4, after Vaswani et al. 2017): Adam β = (0.9,
+// Recipe (experiments/common/recipes.h: the paper's Table 4, after Vaswani et
+// al. 2017): Adam β = (0.9,
 // 0.98), ε 1e-9; the learning rate rises linearly for --warmup steps to its
 // peak --lr and then falls as 1/sqrt(step):
 //
@@ -28,6 +29,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "rmsgrad/experiments/common/recipes.h"
 #include "rmsgrad/experiments/translation/translation_driver.h"
 #include "rmsgrad/models/transformer.h"
 #include "rmsgrad/optim/adam.h"
@@ -38,11 +40,12 @@ namespace {
 
 // The model's own settings (the shared ones are in TranslationConfig).
 struct TransformerFlags {
-  int64_t model_size = 256, ffn = 1024, heads = 4, layers = 3;
+  int64_t model_size = TransformerRecipe{}.model_size, ffn = TransformerRecipe{}.ffn, heads = TransformerRecipe{}.heads,
+          layers = TransformerRecipe{}.layers;
   std::string norm_position = "post";
   float attention_dropout = 0.0f;
   bool share_embeddings = false;
-  int64_t warmup = 4000;
+  int64_t warmup = TransformerRecipe{}.warmup;
 };
 
 TransformerOptions model_options(const TranslationConfig& cfg, const TransformerFlags& flags, int64_t vocab) {
@@ -79,10 +82,16 @@ int translate(TranslationConfig cfg, TransformerFlags flags) {
 }
 
 int train(int argc, char** argv) {
-  TranslationConfig cfg{.run = {.out = "runs/transformer"}, .dropout = 0.1f, .lr = 7e-4, .batch = 1000,
-                        .batch_tokens = 4096};
+  const TransformerRecipe recipe;
+  TranslationConfig cfg{.run = {.out = "runs/transformer"},
+                        .vocab_size = recipe.vocab,
+                        .dropout = recipe.dropout,
+                        .label_smoothing = recipe.label_smoothing,
+                        .lr = recipe.adam.lr,
+                        .batch = 1000,
+                        .batch_tokens = recipe.batch_tokens};
   cfg.norm.norm = "layernorm";
-  cfg.training.clip = 0.0;
+  cfg.training.clip = recipe.clip.clip;
   cfg.training.steps = 20000;
   TransformerFlags flags;
   CLI::App app{"Machine translation with the Transformer (Zhang & Sennrich 2019, Table 4)"};
@@ -118,17 +127,20 @@ int train(int argc, char** argv) {
   run.note(fmt::format("Transformer, {} parameters, norm {}", model.parameter_count(), cfg.norm.norm));
   BatchCursor cursor(translation_batches(data.train, {.max_sentences = cfg.batch, .max_tokens = cfg.batch_tokens}),
                      cfg.run.seed + 3);
-  Adam adam(model.named_parameters(), AdamOptions{.lr = cfg.lr, .beta1 = 0.9, .beta2 = 0.98, .eps = 1e-9});
+  AdamOptions adam_options = recipe.adam;
+  adam_options.lr = cfg.lr;
+  Adam adam(model.named_parameters(), adam_options);
   // Linear warm-up to the peak, then 1/sqrt(step): lr_peak · min(step / warmup, sqrt(warmup / step)).
   auto learning_rate = [&](int64_t step) {
     const double s = static_cast<double>(step), w = static_cast<double>(flags.warmup);
     return cfg.lr * std::min(s / w, std::sqrt(w / s));
   };
   run.note(fmt::format("{} steps of up to {} sentences{} ({} per epoch); Adam lr {} (peak; {} warm-up steps, then "
-                       "1/sqrt(step)), β 0.9 0.98; clip {}",
+                       "1/sqrt(step)), β {} {}; clip {}",
                        cfg.training.steps, cfg.batch,
                        cfg.batch_tokens > 0 ? fmt::format(" and {} tokens", cfg.batch_tokens) : "",
-                       cursor.batches_per_epoch(), cfg.lr, flags.warmup, cfg.training.clip));
+                       cursor.batches_per_epoch(), cfg.lr, flags.warmup, adam.options().beta1, adam.options().beta2,
+                       cfg.training.clip));
 
   Trainer trainer(run, model, adam, cfg.training);
   trainer.keep("init", init_gen);

@@ -1,8 +1,9 @@
 #pragma once
 // The settings every translation driver shares (build/bin/rnnsearch,
 // build/bin/transformer): the data, the subwords, the batches, the optimizer's
-// learning rate, decoding and scoring. What is a model's own (its sizes, its
-// schedule) comes from its recipe (translation_driver.h).
+// learning rate, decoding and scoring. Each driver fills the recipe's part
+// (sizes, dropout, label smoothing, learning rate, batch, clip) from its
+// model's recipe (experiments/common/recipes.h) before the flags are read.
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
@@ -20,14 +21,14 @@ struct TranslationConfig {
   RunOptions run{.out = "runs/translation"};  // --seed --threads --out --config --resume --log-every
   std::string train_src, train_tgt, valid_src, valid_tgt, test_src, test_tgt;
   std::string translate, output;
-  int64_t vocab_size = 8000, max_length = 80;
+  int64_t vocab_size = 0, max_length = 80;  // vocab_size: the recipe's
   int64_t synthetic_pairs = 20000;
   int synthetic_max_words = 25;
   NormFlags norm;
-  float dropout = 0.2f, label_smoothing = 0.1f;
-  double lr = 1e-4;
-  int64_t batch = 80, batch_tokens = 0;
-  TrainingOptions training{.steps = 10000, .eval_every = 1000, .clip = 1.0, .best_metric = "BLEU"};
+  float dropout = 0.0f, label_smoothing = 0.0f;  // the recipe's
+  double lr = 0.0;                                // the recipe's
+  int64_t batch = 0, batch_tokens = 0;            // the recipe's
+  TrainingOptions training{.steps = 10000, .eval_every = 1000, .best_metric = "BLEU"};  // .clip: the recipe's
   int beam = 5, valid_beam = 5;
   float length_norm = 1.0f;
   int64_t valid_limit = 0, decode_batch = 40;
