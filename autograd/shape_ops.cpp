@@ -43,7 +43,7 @@ Var reshape(const Var& x, const std::vector<int64_t>& dims) {
   return tape().record("reshape", x.value().reshape(shape), {x}, [](Node& n) {
     Node& in = *n.inputs[0];
     if (!in.requires_grad) return;
-    if (!in.grad.defined() && tape().lean()) {  // the first gradient to arrive: a view of this one, not a copy
+    if (!in.grad.defined()) {  // the first gradient to arrive: a view of this one, not a copy
       in.grad = n.grad.reshape(in.value.shape());
       in.grad_borrowed = n.grad_borrowed;  // copied before anything adds into it, as the seed is
       return;
@@ -197,7 +197,7 @@ Var slice(const Var& x, int axis, int64_t start, int64_t end) {
   const int64_t in_row = len * inner, width = (end - start) * inner, skip = start * inner;
   // An outer slice (one time step of [T, B, N]) is contiguous: a view, so the
   // step's values are kept once, by the sequence, not again by every slice.
-  const bool as_view = outer == 1 && tape().lean();
+  const bool as_view = outer == 1;
   Tensor out = as_view ? x.value().view(skip, x.shape().with(a, end - start))
                        : Tensor::empty(x.shape().with(a, end - start));
   if (!as_view) copy_blocks(x.value().data() + skip, in_row, out.data(), width, outer, width, false);

@@ -121,7 +121,6 @@ Var Tape::record(const char* op, Tensor value, const std::vector<Var>& inputs, B
     compact_at_ = std::max(kFirstCompaction, 2 * nodes_.size());
   }
   nodes_.push_back(node);
-  if (!lean()) kept_.push_back(node);
   return Var(std::move(node));
 }
 
@@ -147,7 +146,7 @@ void Tape::backward(const Var& loss) { backward(loss, LeafReady{}); }
 void Tape::backward(const Var& loss, const LeafReady& ready) {
   check(loss.defined(), "backward: the loss is undefined");
   check(loss.numel() == 1, "backward: the loss must have one element, its shape is {}", loss.shape());
-  run_backward(loss, Tensor::ones(loss.shape()), lean(), ready);
+  run_backward(loss, Tensor::ones(loss.shape()), true, ready);
 }
 
 void Tape::backward(const Var& output, const Tensor& output_grad) { run_backward(output, output_grad, false); }
@@ -231,7 +230,6 @@ void Tape::run_backward(const Var& output, const Tensor& output_grad, bool relea
 
 void Tape::clear() {
   nodes_.clear();
-  kept_.clear();
   compact_at_ = kFirstCompaction;
   ++generation_;
 }

@@ -29,17 +29,6 @@
 
 namespace rg {
 
-// How much a step keeps alive. Lean (the default): backward(loss) releases,
-// as soon as the reverse loop has passed a node, its gradient, its backward
-// function with everything it saved, and its value (unless held outside the
-// backward pass), as PyTorch does without retain_graph, so the graph cannot
-// be run backward again; and the layers build the fused ops that save less
-// (affine for Linear, add_tanh and weighted_sum for attention).
-// BeforeIssue20: the tape holds every node until clear(), only the intermediate
-// gradients go at the end of the pass, and the layers build the composed
-// ops; kept so the two can be timed against each other in one process.
-enum class StepMemory { Lean, BeforeIssue20 };
-
 class Tape {
  public:
   // The calling thread's tape.
@@ -53,9 +42,11 @@ class Tape {
 
   // Seeds d(loss)/d(loss) = 1 and runs every recorded backward in reverse.
   // Nodes that no gradient reached are skipped (and left intact: another
-  // loss may still use them). Afterwards the gradients of the recorded
-  // (intermediate) nodes are released; leaves keep theirs. What else is
-  // released, and when, is set by set_step_memory.
+  // loss may still use them). As soon as the reverse loop has passed a node,
+  // its gradient, its backward function with everything it saved, and its
+  // value (unless a Var outside holds it) are released, as PyTorch does
+  // without retain_graph: the graph cannot be run backward again. Leaves keep
+  // their gradients.
   void backward(const Var& loss);
   // The same, calling `ready(leaf)` for each leaf that needs a gradient (a
   // parameter) as soon as every recorded node that uses it has run: its
@@ -68,10 +59,6 @@ class Tape {
   // This form keeps the graph (only intermediate gradients are released), so
   // it can be run again with another seed, as gradient checks do.
   void backward(const Var& output, const Tensor& output_grad);
-
-  void set_step_memory(StepMemory mode) { step_memory_ = mode; }
-  StepMemory step_memory() const { return step_memory_; }
-  bool lean() const { return step_memory_ == StepMemory::Lean; }
 
   // Forgets every recorded node and starts a new recording. Not needed to
   // free memory; it marks a boundary: nothing recorded before it can be run
@@ -94,10 +81,8 @@ class Tape {
   std::vector<std::weak_ptr<Node>> nodes_;      // creation order; expired ones are skipped
   size_t compact_at_ = kFirstCompaction;        // when nodes_ reaches this size, drop expired entries
   static constexpr size_t kFirstCompaction = 4096;
-  std::vector<std::shared_ptr<Node>> kept_;     // StepMemory::BeforeIssue20 only: every node until clear()
   uint64_t generation_ = 1;
   bool recording_ = true;
-  StepMemory step_memory_ = StepMemory::Lean;
 };
 
 // RAII: while alive, ops on this thread record nothing.

@@ -1,4 +1,4 @@
-// What a training step of each paper model holds in memory (issue 20).
+// What a training step of each paper model holds in memory.
 //
 // For each model (bench/model_steps) at its benchmark sizes and at the
 // README's real-data sizes, one child process (this program run again with
@@ -22,20 +22,8 @@
 //                      backward kernel), "pending" (allocated by a forward op
 //                      that had not yet recorded itself)
 //
-// --policy before sets the allocator and the tape to their behaviour before
-// issue 20 (cache the size of the peak beyond what is live; keep every node
-// until the tape is cleared; composed Linear and attention ops), to compare
-// both in one build. The "before" column of BENCHMARKS.md is the commit
-// before issue 20 itself, built with this file.
-//
-// --pairs P instead times the two behaviours against each other: two copies
-// of the model (same seeds, same batch) in one process, one trained with each
-// behaviour, their steps alternated A B, B A, ... for P pairs after two
-// warm-up rounds (bench/step_timing.h); it prints the median ratio of the
-// new step to the old one ("ratio", after ÷ before) and its 95% interval.
-//
 // Usage: bench_memory [--model rnnsearch|reader|order_embedding|convpool|all] [--sizes bench|real|longest|worst|all]
-//                     [--norm N] [--threads T] [--steps S] [--policy after|before] [--pairs P]
+//                     [--norm N] [--threads T] [--steps S]
 #include <spawn.h>
 #include <sys/wait.h>
 
@@ -49,7 +37,6 @@
 #include "rmsgrad/core/polite_threads.h"
 #include "rmsgrad/rmsgrad.h"
 #include "bench/process_memory.h"
-#include "bench/step_timing.h"
 #include "rmsgrad/core/allocator.h"
 
 extern char** environ;
@@ -62,86 +49,44 @@ namespace {
 double mb(size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
 
 struct Flags {
-  std::string model = "all", sizes = "all", norm = "rmsnorm", policy = "after";
-  int threads = 1, steps = 3, pairs = 0;
+  std::string model = "all", sizes = "all", norm = "rmsnorm";
+  int threads = 1, steps = 3;
 };
 
 // Runs one model in this process and prints its line.
 void measure(const Flags& f) {
   const double start_rss = bench::status_mb("VmRSS");
-#if __has_include("core/allocation_tags.h")
   set_allocation_tracking(true);
-  if (f.policy == "before") {
-    set_cache_settings({CachePolicy::PeakSizedCache, 0.0});
-    tape().set_step_memory(StepMemory::BeforeIssue20);
-  }
-#else
-  check(f.policy == "before", "bench_memory: this build has only the allocator before issue 20");
-#endif
   set_num_threads(f.threads);
   bench::Sizes sizes = bench::memory_sizes(f.sizes, f.model);
   std::unique_ptr<bench::ModelStep> m = bench::make_model_step(f.model, {parse_norm_kind(f.norm)}, sizes);
   for (int i = 0; i + 1 < f.steps; ++i) m->run();
-#if __has_include("core/allocation_tags.h")
   reset_tracked_peak();
-#endif
   m->run();
 
   std::string held;
-#if __has_include("core/allocation_tags.h")
   const AllocationBreakdown b = allocation_breakdown();
   std::vector<TaggedBytes> tags = b.tags;
   std::sort(tags.begin(), tags.end(), [](const TaggedBytes& x, const TaggedBytes& y) { return x.at_peak > y.at_peak; });
   for (const TaggedBytes& t : tags)
     if (t.at_peak > 0) held += fmt::format("{}\"{}\": {:.1f}", held.empty() ? "" : ", ", t.tag, mb(t.at_peak));
   const double peak_live = mb(b.peak);
-#else
-  const double peak_live = mb(allocator_stats().peak_live_bytes);
-#endif
   const AllocatorStats stats = allocator_stats();
-  std::printf("{\"impl\": \"rmsgrad\", \"model\": \"%s\", \"sizes\": \"%s\", \"policy\": \"%s\", \"norm\": \"%s\", "
+  std::printf("{\"impl\": \"rmsgrad\", \"model\": \"%s\", \"sizes\": \"%s\", \"norm\": \"%s\", "
               "\"threads\": %d, %s\"parameters\": %lld, "
               "\"steps\": %d, \"peak_rss_mb\": %.1f, \"rss_mb\": %.1f, \"start_rss_mb\": %.1f, "
               "\"peak_live_mb\": %.1f, \"cached_mb\": %.1f, \"held_at_peak\": {%s}}\n",
-              f.model.c_str(), f.sizes.c_str(), f.policy.c_str(), f.norm.c_str(), f.threads, sizes.json().c_str(),
+              f.model.c_str(), f.sizes.c_str(), f.norm.c_str(), f.threads, sizes.json().c_str(),
               static_cast<long long>(m->model().parameter_count()), f.steps, bench::status_mb("VmHWM"), bench::status_mb("VmRSS"), start_rss,
               peak_live, mb(stats.cached_bytes), held.c_str());
   std::fflush(stdout);
 }
 
-#if __has_include("core/allocation_tags.h")
-// Times the new behaviour (A) against the old (B), step by step in one process.
-void time_against_before(const Flags& f) {
-  set_num_threads(f.threads);
-  bench::Sizes sizes_after = bench::memory_sizes(f.sizes, f.model), sizes_before = sizes_after;
-  auto after = bench::make_model_step(f.model, {parse_norm_kind(f.norm)}, sizes_after);
-  auto before = bench::make_model_step(f.model, {parse_norm_kind(f.norm)}, sizes_before);
-  auto with = [](StepMemory mode, CacheSettings cache, bench::ModelStep& m) {
-    return [mode, cache, &m] {
-      set_cache_settings(cache);
-      tape().set_step_memory(mode);
-      m.run();
-    };
-  };
-  const bench::RoundTimes t = bench::time_rounds(
-      {with(StepMemory::Lean, CacheSettings{}, *after),
-       with(StepMemory::BeforeIssue20, CacheSettings{CachePolicy::PeakSizedCache, 0.0}, *before)},
-      2, f.pairs);
-  const bench::RatioSummary r = bench::summarize(t.times[0], t.times[1]);
-  std::printf("{\"impl\": \"rmsgrad\", \"model\": \"%s\", \"sizes\": \"%s\", \"norm\": \"%s\", \"threads\": %d, "
-              "\"pairs\": %d, \"after_ms\": %.3f, \"before_ms\": %.3f, \"ratio\": %.4f, \"ratio_lo95\": %.4f, "
-              "\"ratio_hi95\": %.4f, \"after_faster\": %d}\n",
-              f.model.c_str(), f.sizes.c_str(), f.norm.c_str(), f.threads, f.pairs, r.a_ms, r.b_ms, r.ratio, r.ratio_lo,
-              r.ratio_hi, r.a_faster);
-}
-#endif
-
 // Runs this program again for one model and size; returns its exit status.
 int run_child(const char* self, const Flags& f, const std::string& model, const std::string& sizes) {
   std::vector<std::string> args = {self,       "--model",   model, "--sizes", sizes,
                                    "--norm",   f.norm,      "--threads", std::to_string(f.threads),
-                                   "--steps",  std::to_string(f.steps), "--policy", f.policy,
-                                   "--pairs",  std::to_string(f.pairs)};
+                                   "--steps",  std::to_string(f.steps)};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -165,26 +110,16 @@ int main(int argc, char** argv) {
     else if (a == "--norm" && has_value) f.norm = argv[++i];
     else if (a == "--threads" && has_value) f.threads = std::stoi(argv[++i]);
     else if (a == "--steps" && has_value) f.steps = std::stoi(argv[++i]);
-    else if (a == "--policy" && has_value) f.policy = argv[++i];
-    else if (a == "--pairs" && has_value) f.pairs = std::stoi(argv[++i]);
     else {
       std::fprintf(stderr, "bench_memory: unknown argument '%s' (usage: bench_memory [--model M|all] "
-                           "[--sizes bench|real|longest|worst|all] [--norm N] [--threads T] [--steps S] [--policy after|before] "
-                           "[--pairs P])\n",
+                           "[--sizes bench|real|longest|worst|all] [--norm N] [--threads T] [--steps S])\n",
                    a.c_str());
       return 2;
     }
   }
   try {
     check(f.threads > 0 && f.steps > 0, "bench_memory: threads and steps must be positive");
-    check(f.policy == "after" || f.policy == "before", "bench_memory: --policy is after or before");
     if (f.model != "all" && f.sizes != "all") {
-#if __has_include("core/allocation_tags.h")
-      if (f.pairs > 0) {
-        time_against_before(f);
-        return 0;
-      }
-#endif
       measure(f);
       return 0;
     }

@@ -67,11 +67,9 @@ struct Cache {
 
   ~Cache() { drop_all(); }
 
-  // BoundedTotal: the most live + cached may be. PeakSizedCache: the most
-  // cached alone may be.
+  // The most live + cached may be.
   size_t limit() const {
     const double peak = static_cast<double>(peak_live_bytes);
-    if (settings.policy != CachePolicy::BoundedTotal) return std::max(kCacheFloorBytes, static_cast<size_t>(peak));
     const double grown = std::min(static_cast<double>(regrown_bytes), settings.headroom * peak);
     return std::max(kCacheFloorBytes, static_cast<size_t>(peak * (1.0 + settings.headroom) + grown));
   }
@@ -90,8 +88,7 @@ struct Cache {
   // limit (incoming: a block about to be cached, or 0 after a miss, whose
   // bytes are already counted live).
   void make_room(size_t incoming) {
-    const size_t held = settings.policy == CachePolicy::BoundedTotal ? live_bytes : 0;
-    while (!age.empty() && held + cached_bytes + incoming > limit()) evict_oldest();
+    while (!age.empty() && live_bytes + cached_bytes + incoming > limit()) evict_oldest();
   }
 
   void drop_all() {

@@ -50,14 +50,10 @@ inline constexpr size_t kCacheFloorBytes = size_t{32} << 20;
 float* allocate_floats(int64_t count);  // uninitialised; count may be 0
 void release_floats(float* p, int64_t count);
 
-// What bounds the cache. BoundedTotal is the default. PeakSizedCache is the
-// rule before issue 20 (the free blocks alone may reach the peak, so live +
-// cached can reach twice it), kept to time the two against each other.
-enum class CachePolicy { BoundedTotal, PeakSizedCache };
+// What bounds the cache: live + cached ≤ (1 + headroom) · peak live, growing
+// to at most (1 + 2 · headroom) · peak live when evicted sizes come back.
 struct CacheSettings {
-  CachePolicy policy = CachePolicy::BoundedTotal;
-  double headroom = 0.25;  // BoundedTotal: live + cached ≤ (1 + headroom) · peak live, growing to at
-                           // most (1 + 2 · headroom) · peak live when evicted sizes come back
+  double headroom = 0.25;
 };
 void set_cache_settings(const CacheSettings& settings);
 CacheSettings cache_settings();

@@ -84,7 +84,7 @@ AttentionOutput MLPAttention::forward(const Var& state, const Var& projected, co
         src, batch, hidden_size_);
   Var q = norm_state->forward(state_to_hidden->forward(state));                  // [B, A]
   Var q_row = reshape(q, {1, batch, hidden_size_});
-  Var hidden = tape().lean() ? add_tanh(projected, q_row) : tanh(projected + q_row);  // [S, B, A]
+  Var hidden = add_tanh(projected, q_row);                                       // [S, B, A]
   Var scores = reshape(hidden_to_score->forward(hidden), {src, batch});          // [S, B]
   Var alpha;                                                                     // [S, B]
   if (!mask.defined()) {
@@ -103,8 +103,7 @@ AttentionOutput MLPAttention::forward(const Var& state, const Var& projected, co
     }
     alpha = masked_softmax(scores, blocked, 0);
   }
-  Var attended = tape().lean() ? weighted_sum(alpha, context)                      // [B, C]
-                                : sum(reshape(alpha, {src, batch, 1}) * context, 0);
+  Var attended = weighted_sum(alpha, context);                                   // [B, C]
   return {attended, alpha};
 }
 

@@ -18,7 +18,7 @@ Var linear(const Var& x, const Var& weight, const Var& bias) {
   if (bias.defined())  // check() evaluates its arguments, so bias.shape() only when there is a bias
     check(bias.shape() == Shape{weight.dim(0)}, "linear: bias {} must be [{}] for weight {}", bias.shape(),
           weight.dim(0), weight.shape());
-  if (bias.defined() && x.rank() >= 2 && tape().lean()) return affine(x, weight, bias);  // one node, the same bits
+  if (bias.defined() && x.rank() >= 2) return affine(x, weight, bias);  // one node: x·Wᵀ + b
   // A 1-D x is one row: [in] → [1, in] → [1, out] → [out].
   const bool vector = x.rank() == 1;
   Var rows = vector ? reshape(x, {1, x.dim(0)}) : x;

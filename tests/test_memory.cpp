@@ -20,13 +20,12 @@ size_t held_bytes() {
   return s.live_bytes + s.cached_bytes;
 }
 
-// Values and gradients of f(a, b) under a fixed projection, with the tape in `mode`.
+// Values and gradients of f(a, b) under a fixed projection.
 struct Result {
   Tensor value, da, db;
 };
 template <class F>
-Result run(StepMemory mode, const Tensor& a0, const Tensor& b0, F f) {
-  tape().set_step_memory(mode);
+Result run(const Tensor& a0, const Tensor& b0, F f) {
   Var a = parameter(a0.clone()), b = parameter(b0.clone());
   Var y = f(a, b);
   Generator gen(5);
@@ -34,7 +33,6 @@ Result run(StepMemory mode, const Tensor& a0, const Tensor& b0, F f) {
   loss.backward();
   Result r{y.value().clone(), a.grad().clone(), b.grad().clone()};
   tape().clear();
-  tape().set_step_memory(StepMemory::Lean);
   return r;
 }
 
@@ -48,7 +46,7 @@ void check_same_bits(const Result& x, const Result& y) {
 
 TEST_CASE("allocator: live and cached blocks together stay within (1 + headroom) of the peak") {
   release_cached_blocks();
-  set_cache_settings({CachePolicy::BoundedTotal, 0.25});
+  set_cache_settings({.headroom = 0.25});
   // A step of 24 blocks of one size, then steps of other sizes, as batches of
   // new lengths would: the blocks of old sizes must go back to the system.
   const size_t floor = kCacheFloorBytes;
@@ -71,7 +69,7 @@ TEST_CASE("allocator: live and cached blocks together stay within (1 + headroom)
 
 TEST_CASE("allocator: a cycle of sizes that needs more than 1.25x the peak stops faulting blocks in") {
   release_cached_blocks();
-  set_cache_settings({CachePolicy::BoundedTotal, 0.25});
+  set_cache_settings({.headroom = 0.25});
   // Each step: ten 10 MB blocks live at once (the peak, 100 MB), freed; then
   // four 8 MB blocks while the ten wait for the next step. Holding all of
   // them takes 132 MB, more than 1.25 × 100: without regrowth every step
@@ -99,19 +97,6 @@ TEST_CASE("allocator: a cycle of sizes that needs more than 1.25x the peak stops
   release_cached_blocks();
 }
 
-TEST_CASE("allocator: before issue 20 the free blocks alone could reach the peak") {
-  release_cached_blocks();
-  set_cache_settings({CachePolicy::PeakSizedCache, 0.0});
-  CHECK(cache_settings().policy == CachePolicy::PeakSizedCache);
-  const int64_t floats = (int64_t{96} << 20) / 4;
-  std::vector<float*> blocks;
-  for (int i = 0; i < 4; ++i) blocks.push_back(allocate_floats(floats));
-  for (float* p : blocks) release_floats(p, floats);
-  CHECK(allocator_stats().cached_bytes == 4 * (size_t{96} << 20));
-  set_cache_settings({});
-  release_cached_blocks();
-}
-
 TEST_CASE("backward releases what it has passed; values held outside the tape stay") {
   tape().clear();
   Var w = parameter(Tensor::ones(Shape{1000}));
@@ -136,56 +121,54 @@ TEST_CASE("fused ops give the bits of their composed forms") {
   Generator gen(3);
   const Tensor context = normal(Shape{7, 5, 12}, 0.0f, 1.0f, gen);
   const Tensor row = normal(Shape{1, 5, 12}, 0.0f, 1.0f, gen);
+  auto fused_add_tanh = [](const Var& a, const Var& b) { return add_tanh(a, b); };
+  auto composed_add_tanh = [](const Var& a, const Var& b) { return tanh(a + b); };
   SUBCASE("add_tanh") {
-    auto f = [](const Var& a, const Var& b) { return tape().lean() ? add_tanh(a, b) : tanh(a + b); };
-    check_same_bits(run(StepMemory::Lean, context, row, f), run(StepMemory::BeforeIssue20, context, row, f));
+    check_same_bits(run(context, row, fused_add_tanh), run(context, row, composed_add_tanh));
   }
   SUBCASE("add_tanh, the row first, used twice (gradients accumulate), columns split into chunks") {
     const Tensor keys = normal(Shape{22, 8, 640}, 0.0f, 1.0f, gen);
     const Tensor query = normal(Shape{8, 640}, 0.0f, 1.0f, gen);
-    auto f = [](const Var& q, const Var& k) {
-      return tape().lean() ? add_tanh(q, k) + add_tanh(q, k * 0.5f) : tanh(q + k) + tanh(q + k * 0.5f);
-    };
-    check_same_bits(run(StepMemory::Lean, query, keys, f), run(StepMemory::BeforeIssue20, query, keys, f));
+    auto fused = [](const Var& q, const Var& k) { return add_tanh(q, k) + add_tanh(q, k * 0.5f); };
+    auto composed = [](const Var& q, const Var& k) { return tanh(q + k) + tanh(q + k * 0.5f); };
+    check_same_bits(run(query, keys, fused), run(query, keys, composed));
   }
   SUBCASE("add_tanh, broadcast along a middle axis (the general path)") {
     const Tensor column = normal(Shape{7, 1, 12}, 0.0f, 1.0f, gen);
-    auto f = [](const Var& a, const Var& b) { return tape().lean() ? add_tanh(a, b) : tanh(a + b); };
-    check_same_bits(run(StepMemory::Lean, context, column, f), run(StepMemory::BeforeIssue20, context, column, f));
+    check_same_bits(run(context, column, fused_add_tanh), run(context, column, composed_add_tanh));
   }
   SUBCASE("weighted_sum") {
     const Tensor weights = uniform(Shape{7, 5}, 0.0f, 1.0f, gen);
-    auto f = [](const Var& w, const Var& v) {
-      return tape().lean() ? weighted_sum(w, v) : sum(reshape(w, {w.dim(0), w.dim(1), 1}) * v, 0);
-    };
-    check_same_bits(run(StepMemory::Lean, weights, context, f), run(StepMemory::BeforeIssue20, weights, context, f));
+    auto fused = [](const Var& w, const Var& v) { return weighted_sum(w, v); };
+    auto composed = [](const Var& w, const Var& v) { return sum(reshape(w, {w.dim(0), w.dim(1), 1}) * v, 0); };
+    check_same_bits(run(weights, context, fused), run(weights, context, composed));
   }
   SUBCASE("weighted_sum over attention_values: three steps' dv in one pass, after a term made before it") {
     const Tensor weights = uniform(Shape{7, 5}, 0.0f, 1.0f, gen);
-    auto f = [](const Var& w, const Var& v) {
-      Var before = sum(tanh(v), 0);  // made before attention_values: its backward runs after
-      Var y = before;
-      if (tape().lean()) {
-        Var gathered = attention_values(v);
-        for (float k : {1.0f, 2.0f, 3.0f}) y = y + weighted_sum(w * k, gathered);
-      } else {
-        for (float k : {1.0f, 2.0f, 3.0f}) y = y + sum(reshape(w * k, {w.dim(0), w.dim(1), 1}) * v, 0);
-      }
+    auto fused = [](const Var& w, const Var& v) {
+      Var y = sum(tanh(v), 0);  // made before attention_values: its backward runs after
+      Var gathered = attention_values(v);
+      for (float k : {1.0f, 2.0f, 3.0f}) y = y + weighted_sum(w * k, gathered);
       return y;
     };
-    check_same_bits(run(StepMemory::Lean, weights, context, f), run(StepMemory::BeforeIssue20, weights, context, f));
+    auto composed = [](const Var& w, const Var& v) {
+      Var y = sum(tanh(v), 0);
+      for (float k : {1.0f, 2.0f, 3.0f}) y = y + sum(reshape(w * k, {w.dim(0), w.dim(1), 1}) * v, 0);
+      return y;
+    };
+    check_same_bits(run(weights, context, fused), run(weights, context, composed));
   }
   SUBCASE("affine, through Linear's linear()") {
     const Tensor weight = normal(Shape{9, 12}, 0.0f, 1.0f, gen);
     Tensor bias = normal(Shape{9}, 0.0f, 1.0f, gen);
-    auto g = [&](const Var& x, const Var& w) { return linear(x, w, constant(bias)); };
-    check_same_bits(run(StepMemory::Lean, context, weight, g), run(StepMemory::BeforeIssue20, context, weight, g));
+    auto fused = [&](const Var& x, const Var& w) { return linear(x, w, constant(bias)); };
+    auto composed = [&](const Var& x, const Var& w) { return matmul(x, w, false, true) + constant(bias); };
+    check_same_bits(run(context, weight, fused), run(context, weight, composed));
   }
 }
 
 TEST_CASE("attention_values: a second backward over a kept graph adds its own steps' gradients, no more") {
   tape().clear();
-  tape().set_step_memory(StepMemory::BeforeIssue20);  // a kept graph, as a second backward needs
   Generator gen(4);
   Var v = parameter(normal(Shape{6, 3, 8}, 0.0f, 1.0f, gen));
   Var w = constant(uniform(Shape{6, 3}, 0.0f, 1.0f, gen));
@@ -199,7 +182,6 @@ TEST_CASE("attention_values: a second backward over a kept graph adds its own st
   for (float& x : twice) x *= 2.0f;
   CHECK(v.grad().to_vector() == twice);  // twice the first, not three times
   tape().clear();
-  tape().set_step_memory(StepMemory::Lean);
 }
 
 TEST_CASE("allocation tags charge a forward op's output to the op") {
