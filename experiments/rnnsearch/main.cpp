@@ -56,12 +56,13 @@ int translate(TranslationConfig cfg, RNNSearchFlags flags) {
 
 int train(int argc, char** argv) {
   const RNNSearchRecipe recipe;
-  TranslationConfig cfg{.run = {.out = "runs/rnnsearch"},
-                        .vocab_size = recipe.vocab,
-                        .dropout = recipe.dropout,
-                        .label_smoothing = recipe.label_smoothing,
-                        .lr = recipe.adam.lr,
-                        .batch = recipe.batch};
+  TranslationConfig cfg;
+  cfg.run.out = "runs/rnnsearch";
+  cfg.vocab_size = recipe.vocab;
+  cfg.dropout = recipe.dropout;
+  cfg.label_smoothing = recipe.label_smoothing;
+  cfg.lr = recipe.adam.lr;
+  cfg.batch = recipe.batch;
   cfg.training.clip = recipe.clip.clip;
   RNNSearchFlags flags;
   CLI::App app{"Machine translation with RNNSearch, as Nematus (Zhang & Sennrich 2019, Tables 2-3)"};

@@ -83,13 +83,14 @@ int translate(TranslationConfig cfg, TransformerFlags flags) {
 
 int train(int argc, char** argv) {
   const TransformerRecipe recipe;
-  TranslationConfig cfg{.run = {.out = "runs/transformer"},
-                        .vocab_size = recipe.vocab,
-                        .dropout = recipe.dropout,
-                        .label_smoothing = recipe.label_smoothing,
-                        .lr = recipe.adam.lr,
-                        .batch = 1000,
-                        .batch_tokens = recipe.batch_tokens};
+  TranslationConfig cfg;
+  cfg.run.out = "runs/transformer";
+  cfg.vocab_size = recipe.vocab;
+  cfg.dropout = recipe.dropout;
+  cfg.label_smoothing = recipe.label_smoothing;
+  cfg.lr = recipe.adam.lr;
+  cfg.batch = 1000;  // sentences; the tokens bound the batch
+  cfg.batch_tokens = recipe.batch_tokens;
   cfg.norm.norm = "layernorm";
   cfg.training.clip = recipe.clip.clip;
   cfg.training.steps = 20000;

@@ -81,7 +81,13 @@ TranslationData read_translation_data(const TranslationConfig& cfg, Run& run) {
     return text;
   };
   Subword subword = saved ? Subword(subword_path) : Subword::trained(joint_text(), static_cast<int>(cfg.vocab_size));
-  TranslationData d{.corpus = std::move(corpus), .subword = std::move(subword), .subword_is_new = !saved};
+  TranslationData d{.corpus = std::move(corpus),
+                    .subword = std::move(subword),
+                    .subword_is_new = !saved,
+                    .train = {},
+                    .valid = {},
+                    .valid_sources = {},
+                    .valid_refs = {}};
   d.train = encode_pairs(d.corpus.train, d.subword, cfg.max_length);
   d.valid = encode_pairs(d.corpus.valid, d.subword, 0);
   auto fingerprint = [](const char* name, const EncodedPairs& pairs) {
