@@ -22,7 +22,7 @@
 // forward pass, kept for its node's backward and read again there, and each
 // backward is its own pass. LayerNorm's chain is about half again as long as
 // RMSNorm's, and its two extra ops (the mean and the subtraction) are
-// full passes; that is where the paper's speedups come from (README, "Where
+// full passes; that is where the paper's speedups come from (experiments/README.md, "Where
 // the paper's speedup comes from"). Values and gradients agree with the
 // fused ops to float32 rounding (tests/test_norms.cpp, test_composed_norms.cpp).
 #include "rmsgrad/autograd/batch_norm.h"

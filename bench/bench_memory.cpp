@@ -1,8 +1,8 @@
 // What a training step of each paper model holds in memory.
 //
 // For each model (bench/model_steps) at its benchmark sizes and at the
-// README's real-data sizes, one child process (this program run again with
-// --model and --sizes, so that every figure starts from a fresh process)
+// reproduction report's real-data sizes, one child process (this program run
+// again with --model and --sizes, so that every figure starts from a fresh process)
 // trains a few steps and prints one JSON line (--sizes longest: RNNSearch's
 // longest Multi30k batch, 53 × 49 subwords; --sizes worst: the longest the
 // driver admits, 80 × 80):

@@ -3,13 +3,13 @@
 // bench/model_steps, the same steps the timing benchmarks run):
 //
 //   bench     the model's benchmark recipe (its defaults in model_steps)
-//   real      the README's real-data commands: Multi30k RNNSearch (batch 80,
-//             8,000 subwords, sentences of up to 39 words: the longest batch
+//   real      the real-data commands of the reproduction report
+//             (experiments/README.md): Multi30k RNNSearch (batch 80, 8,000 subwords, sentences of up to 39 words: the longest batch
 //             is about 50 × 50 subwords); the attentive reader on bAbI task 1
 //             (batch 32, 64 units, stories of up to ~70 tokens, a ~40-word
 //             vocabulary). ConvPool-CNN-C and the order-embedding model run at
-//             their benchmark sizes in the README too.
-//   longest   RNNSearch's longest Multi30k batch: the README's SentencePiece
+//             their benchmark sizes in the reproduction report too.
+//   longest   RNNSearch's longest Multi30k batch: the report's SentencePiece
 //             model cuts the longest German sentence into 53 subwords and the
 //             longest English one into 49 (with </s>)
 //   worst     RNNSearch's longest batch the driver admits (pairs of up to 80 subwords)

@@ -26,7 +26,7 @@ import plot_shift  # noqa: E402  (beside this script)
 
 
 def read_offsets(checkpoint):
-    """The float32 offset parameters of a checkpoint (safetensors layout; README, "Reading a
+    """The float32 offset parameters of a checkpoint (safetensors layout; experiments/README.md, "Reading a
     checkpoint from Python"), by name."""
     with open(checkpoint, "rb") as f:
         (n,) = struct.unpack("<Q", f.read(8))

@@ -16,7 +16,8 @@
 // shuffled for every training batch unless --shuffle-entities false (the
 // synthetic task draws its ids at random per question and is not shuffled).
 //
-// bAbI task 1 as the README runs it (scripts/attentive_reader_paper.sh):
+// bAbI task 1 as the reproduction report (experiments/README.md) runs it
+// (scripts/attentive_reader_paper.sh):
 //   --format babi --data …/qa1_single-supporting-fact_train.txt --embed 64 --hidden 64
 //   --batch 32 --lr 0.001 --dropout 0.3 --steps 3000
 //
