@@ -14,13 +14,6 @@
 
 namespace rg {
 
-Indices::Indices(const Shape& s, std::vector<int32_t> v) : shape(s), values(std::move(v)) {
-  check(static_cast<int64_t>(values.size()) == shape.numel(), "Indices: {} values for shape {}", values.size(),
-        shape);
-}
-
-Indices::Indices(std::vector<int32_t> v) : shape{static_cast<int64_t>(v.size())}, values(std::move(v)) {}
-
 namespace {
 
 void check_range(const char* op, const std::vector<int32_t>& index, int64_t len, const Shape& x) {

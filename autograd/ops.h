@@ -19,6 +19,7 @@
 
 #include "rmsgrad/autograd/tape.h"
 #include "rmsgrad/autograd/var.h"
+#include "rmsgrad/core/indices.h"
 #include "rmsgrad/core/random.h"
 
 namespace rg {
@@ -93,14 +94,7 @@ std::vector<Var> split(const Var& x, const std::vector<int64_t>& sizes, int axis
 Var slice(const Var& x, int axis, int64_t start, int64_t end);  // [start, end)
 
 // ---- indexing (index_ops.cpp) ----
-// Integer index arrays with a shape, for gather, embedding and targets.
-struct Indices {
-  Shape shape;
-  std::vector<int32_t> values;
-  Indices() = default;
-  Indices(const Shape& s, std::vector<int32_t> v);
-  explicit Indices(std::vector<int32_t> v);  // 1-d
-};
+// Integer index arrays (Indices, core/indices.h) for gather, embedding and targets.
 // Rows (or slices along `axis`) picked by index, repeats allowed.
 Var index_select(const Var& x, int axis, const std::vector<int32_t>& index);
 // torch.gather: out[.., j, ..] = x[.., index[.., j, ..], ..] along `axis`;

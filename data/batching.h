@@ -29,9 +29,9 @@
 #include <utility>
 #include <vector>
 
-#include "rmsgrad/autograd/ops.h"
-#include "rmsgrad/core/random.h"
+#include "rmsgrad/core/indices.h"
 #include "rmsgrad/core/tensor.h"
+#include "rmsgrad/core/random.h"
 
 namespace rg {
 

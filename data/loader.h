@@ -24,7 +24,7 @@
 #include <span>
 #include <vector>
 
-#include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/core/indices.h"
 #include "rmsgrad/core/tensor.h"
 #include "rmsgrad/data/batching.h"
 

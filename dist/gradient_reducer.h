@@ -41,7 +41,7 @@
 
 #include "rmsgrad/autograd/var.h"
 #include "rmsgrad/dist/process_group.h"
-#include "rmsgrad/optim/optimizer.h"
+#include "rmsgrad/layers/module.h"
 
 namespace rg::dist {
 

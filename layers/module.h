@@ -32,6 +32,11 @@
 
 namespace rg {
 
+// Parameters by their dotted path ("encoder.gru.norm_x.gain"), in
+// registration order: what optimizers, checkpoints and the gradient
+// reduction across processes take.
+using NamedParameters = std::vector<std::pair<std::string, Var>>;
+
 class Module {
  public:
   virtual ~Module() = default;
@@ -40,7 +45,7 @@ class Module {
   Module& operator=(const Module&) = delete;
 
   // Every parameter of this module and its submodules, in registration order.
-  std::vector<std::pair<std::string, Var>> named_parameters() const;
+  NamedParameters named_parameters() const;
   std::vector<std::pair<std::string, Tensor>> named_buffers() const;
   std::vector<Var> parameters() const;
   // The random generators the modules own (a Dropout's), by name: a training

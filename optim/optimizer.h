@@ -35,10 +35,10 @@
 #include <vector>
 
 #include "rmsgrad/autograd/var.h"
+#include "rmsgrad/layers/module.h"
 
 namespace rg {
 
-using NamedParameters = std::vector<std::pair<std::string, Var>>;
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
 // One parameter and its optimizer state.
