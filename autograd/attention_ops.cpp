@@ -238,7 +238,7 @@ Var weighted_sum(const Var& weights, const Var& values) {
 
 Var attention_values(const Var& values) {
   check(values.defined() && values.rank() == 3, "attention_values: values {} must be [S, B, C]",
-        values.defined() ? values.shape().str() : "undefined");
+        shape_of(values));
   auto collector = std::make_shared<StepGradients>();
   Var out = tape().record(kAttentionValues, values.value(), {values}, [collector](Node& n) {
     // Taken out: a second backward over a kept graph brings its own steps.
@@ -277,10 +277,10 @@ Var attention_values(const Var& values) {
 
 Var attention_softmax(const Var& scores, float scale, const Tensor& key_mask, bool causal) {
   check(scores.defined() && scores.rank() == 4, "attention_softmax: scores {} must be [B, H, Tq, Tk]",
-        scores.defined() ? scores.shape().str() : "undefined");
+        shape_of(scores));
   const int64_t batch = scores.dim(0), heads = scores.dim(1), tq = scores.dim(2), tk = scores.dim(3);
   check(!key_mask.defined() || key_mask.shape() == Shape{batch, tk}, "attention_softmax: key mask {} must be [{}, {}]",
-        key_mask.defined() ? key_mask.shape().str() : "", batch, tk);
+        shape_of(key_mask), batch, tk);
   check(!causal || tq == tk, "attention_softmax: a causal mask needs as many queries as keys, got {} and {}", tq, tk);
   const float* mask = key_mask.defined() ? key_mask.data() : nullptr;
   // Every query must see a key. Causal: query 0 sees key 0 alone, and every

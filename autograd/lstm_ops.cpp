@@ -61,13 +61,13 @@ int64_t row_grain(int64_t hidden) { return std::max<int64_t>(1, 2048 / std::max<
 int64_t check_cell_shapes(const char* op, const Var& gates, const Var& state, const char* state_name,
                           const Tensor& mask) {
   check(state.defined() && state.rank() == 2, "{}: {} must be [B, H], got {}", op, state_name,
-        state.defined() ? state.shape().str() : "undefined");
+        shape_of(state));
   const int64_t batch = state.dim(0), hidden = state.dim(1);
   check(gates.defined() && gates.shape() == Shape{batch, 4 * hidden},
         "{}: gates {} must be [B, 4H] = [{}, {}] for {} {}", op,
-        gates.defined() ? gates.shape().str() : "undefined", batch, 4 * hidden, state_name, state.shape());
+        shape_of(gates), batch, 4 * hidden, state_name, state.shape());
   check(!mask.defined() || mask.shape() == Shape{batch}, "{}: mask {} must be [{}]", op,
-        mask.defined() ? mask.shape().str() : "", batch);
+        shape_of(mask), batch);
   return hidden;
 }
 
@@ -185,7 +185,7 @@ Var lstm_cell_state(const Var& gates, const Var& c_prev, const Tensor& mask) {
 Var lstm_hidden(const Var& gates, const Var& c_normed, const Var& h_prev, const Tensor& mask) {
   const int64_t hidden = check_cell_shapes("lstm_hidden", gates, c_normed, "c_normed", mask);
   check(h_prev.defined() && h_prev.shape() == c_normed.shape(), "lstm_hidden: h_prev {} must match c_normed {}",
-        h_prev.defined() ? h_prev.shape().str() : "undefined", c_normed.shape());
+        shape_of(h_prev), c_normed.shape());
   const int64_t batch = c_normed.dim(0);
   auto saved_o = Tensor::empty(Shape{batch, hidden}), saved_t = Tensor::empty(Shape{batch, hidden});
   Tensor h = Tensor::empty(Shape{batch, hidden});

@@ -52,7 +52,7 @@ inline void put_row(float* dst, bool fresh, const float* src, int64_t n) {
 Var gru_update(const Var& x_gates, const Var& h_gates, const Var& x_cand, const Var& h_cand, const Var& h_prev,
                const Tensor& mask) {
   check(h_prev.defined() && h_prev.rank() == 2, "gru_update: h_prev must be [B, H], got {}",
-        h_prev.defined() ? h_prev.shape().str() : "undefined");
+        shape_of(h_prev));
   const int64_t batch = h_prev.dim(0), hidden = h_prev.dim(1);
   const Shape gates{batch, 2 * hidden}, units{batch, hidden};
   check(x_gates.defined() && x_gates.shape() == gates && h_gates.defined() && h_gates.shape() == gates,
@@ -61,7 +61,7 @@ Var gru_update(const Var& x_gates, const Var& h_gates, const Var& x_cand, const 
   check(x_cand.defined() && x_cand.shape() == units && h_cand.defined() && h_cand.shape() == units,
         "gru_update: candidate terms {} and {} must be {}", x_cand.shape(), h_cand.shape(), units);
   check(!mask.defined() || mask.shape() == Shape{batch}, "gru_update: mask {} must be [{}]",
-        mask.defined() ? mask.shape().str() : "", batch);
+        shape_of(mask), batch);
 
   auto saved = std::make_shared<GruSaved>(GruSaved{Tensor::empty(units), Tensor::empty(units), Tensor::empty(units)});
   Tensor h = Tensor::empty(units);

@@ -178,7 +178,7 @@ Var stack(const std::vector<Var>& xs, int axis) {
   pieces.reserve(xs.size());
   for (const Var& x : xs) {
     check(x.defined() && x.shape() == first, "stack: shape {} differs from the first input's {}",
-          x.defined() ? x.shape().str() : "undefined", first);
+          shape_of(x), first);
     std::vector<int64_t> dims = first.dims();
     dims.insert(dims.begin() + a, 1);
     pieces.push_back(reshape(x, dims));

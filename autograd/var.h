@@ -96,4 +96,8 @@ class Var {
   std::shared_ptr<Node> node_;
 };
 
+// A Var's shape for an error message, formatted only on failure ("undefined"
+// when the Var is; core/tensor.h).
+inline ShapeOf shape_of(const Var& v) { return {v.defined() && v.value().defined() ? &v.value() : nullptr}; }
+
 }  // namespace rg

@@ -15,7 +15,9 @@ struct Error : std::runtime_error {
 };
 
 // Throws Error(fmt::format(...)) when `ok` is false. The message is formatted
-// only on failure, so checks cost a branch on the hot path.
+// only on failure, so checks cost a branch on the hot path, as long as the
+// arguments cost nothing to pass: a shape as shape_of(x) (core/tensor.h) or
+// x.shape(), never x.shape().str(), which builds a string every call.
 template <class... Args>
 inline void check(bool ok, fmt::format_string<Args...> message, Args&&... args) {
   if (!ok) [[unlikely]]

@@ -72,4 +72,20 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t);
 // Largest |a - b| over two tensors of the same shape (for tests).
 float max_abs_diff(const Tensor& a, const Tensor& b);
 
+// A shape for an error message, formatted only when the message is: "[3, 4]",
+// or "undefined" for a tensor that holds nothing. check(ok, "... {}",
+// shape_of(x)) then costs a branch when ok, where x.shape().str() would build
+// a string every call.
+struct ShapeOf {
+  const Tensor* tensor;  // nullptr: undefined
+};
+inline ShapeOf shape_of(const Tensor& t) { return {t.defined() ? &t : nullptr}; }
+
 }  // namespace rg
+
+template <>
+struct fmt::formatter<rg::ShapeOf> : fmt::formatter<std::string> {
+  auto format(const rg::ShapeOf& s, format_context& ctx) const {
+    return fmt::formatter<std::string>::format(s.tensor ? s.tensor->shape().str() : "undefined", ctx);
+  }
+};

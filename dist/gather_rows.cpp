@@ -10,7 +10,7 @@ namespace rg::dist {
 Var gather_rows(const Var& local, const BatchShare& share, ProcessGroup& group) {
   check(local.defined() && local.rank() == 2 && local.dim(0) == share.rows,
         "gather_rows: this process's rows must be [{}, D], got {}", share.rows,
-        local.defined() ? local.shape().str() : "undefined");
+        shape_of(local));
   if (share.whole()) return local;
   const int64_t width = local.dim(1);
   // Every rank's share is known from the batch alone, so no message is needed for the counts.

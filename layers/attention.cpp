@@ -24,8 +24,6 @@ Var masked_softmax(const Var& scores, const Tensor& blocked, int axis) {
   return masked_fill(softmax(masked_fill(scores, blocked, kBlocked), axis), blocked, 0.0f);
 }
 
-std::string shape_or_undefined(const Var& v) { return v.defined() ? v.shape().str() : "undefined"; }
-
 // x [..., n] through `norm` as rows [N, n] (so BatchNorm sees rows too).
 Var norm_rows(Norm& norm, const Var& x) {
   std::vector<int64_t> dims = x.shape().dims();
@@ -68,19 +66,19 @@ MLPAttention::MLPAttention(int64_t context_size, int64_t state_size, int64_t hid
 
 Var MLPAttention::precompute(const Var& context) {
   check(context.defined() && context.rank() == 3 && context.dim(2) == context_size_,
-        "MLPAttention: context {} must be [S, B, {}]", shape_or_undefined(context), context_size_);
+        "MLPAttention: context {} must be [S, B, {}]", shape_of(context), context_size_);
   return norm_rows(*norm_context, context_to_hidden->forward(context));
 }
 
 AttentionOutput MLPAttention::forward(const Var& state, const Var& projected, const Var& context,
                                       const Tensor& mask) {
   check(context.defined() && context.rank() == 3 && context.dim(2) == context_size_,
-        "MLPAttention: context {} must be [S, B, {}]", shape_or_undefined(context), context_size_);
+        "MLPAttention: context {} must be [S, B, {}]", shape_of(context), context_size_);
   const int64_t src = context.dim(0), batch = context.dim(1);
   check(state.defined() && state.shape() == Shape{batch, state_size_}, "MLPAttention: state {} must be [{}, {}]",
-        shape_or_undefined(state), batch, state_size_);
+        shape_of(state), batch, state_size_);
   check(projected.defined() && projected.shape() == Shape{src, batch, hidden_size_},
-        "MLPAttention: projected context {} must be [{}, {}, {}] (from precompute)", shape_or_undefined(projected),
+        "MLPAttention: projected context {} must be [{}, {}, {}] (from precompute)", shape_of(projected),
         src, batch, hidden_size_);
   Var q = norm_state->forward(state_to_hidden->forward(state));                  // [B, A]
   Var q_row = reshape(q, {1, batch, hidden_size_});
@@ -134,9 +132,9 @@ MultiHeadAttention::MultiHeadAttention(int64_t model_size, int64_t heads, Genera
 AttentionOutput MultiHeadAttention::forward(const Var& query, const Var& key, const Var& value,
                                             const Tensor& key_mask, bool causal) {
   check(key.defined() && key.rank() == 3 && key.dim(2) == model_size_,
-        "MultiHeadAttention: key {} must be [B, Tk, {}]", shape_or_undefined(key), model_size_);
+        "MultiHeadAttention: key {} must be [B, Tk, {}]", shape_of(key), model_size_);
   check(value.defined() && value.shape() == key.shape(), "MultiHeadAttention: value {} must match key {}",
-        shape_or_undefined(value), key.shape());
+        shape_of(value), key.shape());
   return attend(query, project(key, value), key_mask, causal);
 }
 
@@ -147,16 +145,16 @@ KeyValues MultiHeadAttention::project(const Var& key, const Var& value) {
 AttentionOutput MultiHeadAttention::attend(const Var& query, const KeyValues& kv, const Tensor& key_mask,
                                            bool causal) {
   check(query.defined() && query.rank() == 3 && query.dim(2) == model_size_,
-        "MultiHeadAttention: query {} must be [B, Tq, {}]", shape_or_undefined(query), model_size_);
+        "MultiHeadAttention: query {} must be [B, Tq, {}]", shape_of(query), model_size_);
   const int64_t batch = query.dim(0), tq = query.dim(1);
   check(kv.keys.defined() && kv.keys.rank() == 3 && kv.keys.dim(0) == batch && kv.keys.dim(2) == model_size_,
-        "MultiHeadAttention: keys {} must be [{}, Tk, {}] for query {}", shape_or_undefined(kv.keys), batch,
+        "MultiHeadAttention: keys {} must be [{}, Tk, {}] for query {}", shape_of(kv.keys), batch,
         model_size_, query.shape());
   const int64_t tk = kv.keys.dim(1);
   check(kv.values.defined() && kv.values.shape() == kv.keys.shape(), "MultiHeadAttention: values {} must match keys {}",
-        shape_or_undefined(kv.values), kv.keys.shape());
+        shape_of(kv.values), kv.keys.shape());
   check(!key_mask.defined() || key_mask.shape() == Shape{batch, tk}, "MultiHeadAttention: key mask {} must be [{}, {}]",
-        key_mask.defined() ? key_mask.shape().str() : "", batch, tk);
+        shape_of(key_mask), batch, tk);
   check(!causal || tq == tk, "MultiHeadAttention: a causal mask needs as many queries as keys, got {} and {}", tq,
         tk);
   const int64_t size = model_size_ / heads_;

@@ -69,7 +69,7 @@ GRUCell::GRUCell(int64_t input_size, int64_t hidden_size, const NormOptions& nor
 
 GRUCell::InputTerms GRUCell::project_input(const Var& x) {
   check(x.defined() && x.rank() >= 1 && x.dim(-1) == input_size_, "GRUCell: input {} must end in {}",
-        x.defined() ? x.shape().str() : "undefined", input_size_);
+        shape_of(x), input_size_);
   Var gates = matmul(x, effective(weight_x_gates, 0), false, true) + bias_gates;
   Var cand = matmul(x, effective(weight_x_cand, 1), false, true) + bias_cand;
   return {norm_x_gates->forward(gates), norm_x_cand->forward(cand)};
@@ -77,7 +77,7 @@ GRUCell::InputTerms GRUCell::project_input(const Var& x) {
 
 Var GRUCell::step(const Var& x_gates, const Var& x_candidate, const Var& h, const Tensor& mask) {
   check(h.defined() && h.rank() == 2 && h.dim(1) == hidden_size_, "GRUCell: state {} must be [B, {}]",
-        h.defined() ? h.shape().str() : "undefined", hidden_size_);
+        shape_of(h), hidden_size_);
   Var h_gates = norm_h_gates->forward(matmul(h, effective(weight_h_gates, 2), false, true));
   Var h_cand = norm_h_cand->forward(matmul(h, effective(weight_h_cand, 3), false, true));
   return gru_update(x_gates, h_gates, x_candidate, h_cand, h, mask);
@@ -97,11 +97,11 @@ GRU::GRU(int64_t input_size, int64_t hidden_size, const NormOptions& norm, Gener
 template <class Keep>
 Var GRU::run_steps(const Var& x, const Tensor& mask, const Var& h0, Keep&& keep) {
   check(x.defined() && x.rank() == 3, "GRU: input must be [T, B, E], got {}",
-        x.defined() ? x.shape().str() : "undefined");
+        shape_of(x));
   const int64_t steps = x.dim(0), batch = x.dim(1);
   check(steps > 0, "GRU: empty sequence {}", x.shape());
   check(!mask.defined() || mask.shape() == Shape{steps, batch}, "GRU: mask {} must be [{}, {}] for input {}",
-        mask.defined() ? mask.shape().str() : "", steps, batch, x.shape());
+        shape_of(mask), steps, batch, x.shape());
   Var h = h0.defined() ? h0 : constant(Tensor::zeros(Shape{batch, cell->hidden_size()}));
   GRUCell::InputTerms in = cell->project_input(x);
   for (int64_t i = 0; i < steps; ++i) {

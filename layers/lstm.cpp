@@ -29,8 +29,6 @@ Tensor gate_blocks(int64_t hidden, int64_t cols, bool orthogonal_blocks, Generat
   return w;
 }
 
-std::string shape_or_undefined(const Var& v) { return v.defined() ? v.shape().str() : "undefined"; }
-
 }  // namespace
 
 LSTMCell::LSTMCell(int64_t input_size, int64_t hidden_size, const NormOptions& norm, Generator& gen,
@@ -51,7 +49,7 @@ LSTMCell::LSTMCell(int64_t input_size, int64_t hidden_size, const NormOptions& n
 
 Var LSTMCell::project_input(const Var& x) {
   check(x.defined() && x.rank() >= 1 && x.dim(-1) == input_size_, "LSTMCell: input {} must end in {}",
-        shape_or_undefined(x), input_size_);
+        shape_of(x), input_size_);
   // Rows flattened to [N, E] so that every norm (BatchNorm too) sees rows.
   std::vector<int64_t> dims = x.shape().dims();
   Var rows = reshape(x, {-1, input_size_});
@@ -62,11 +60,11 @@ Var LSTMCell::project_input(const Var& x) {
 
 LSTMState LSTMCell::step(const Var& x_term, const LSTMState& state, const Tensor& mask) {
   check(state.h.defined() && state.h.rank() == 2 && state.h.dim(1) == hidden_size_,
-        "LSTMCell: state h {} must be [B, {}]", shape_or_undefined(state.h), hidden_size_);
+        "LSTMCell: state h {} must be [B, {}]", shape_of(state.h), hidden_size_);
   check(state.c.defined() && state.c.shape() == state.h.shape(), "LSTMCell: state c {} must match h {}",
-        shape_or_undefined(state.c), state.h.shape());
+        shape_of(state.c), state.h.shape());
   check(x_term.defined() && x_term.shape() == Shape{state.h.dim(0), 4 * hidden_size_},
-        "LSTMCell: input term {} must be [{}, {}]", shape_or_undefined(x_term), state.h.dim(0), 4 * hidden_size_);
+        "LSTMCell: input term {} must be [{}, {}]", shape_of(x_term), state.h.dim(0), 4 * hidden_size_);
   Var gates = x_term + norm_h->forward(linear(state.h, weight_h, Var()));  // [B, 4H]
   Var c = lstm_cell_state(gates, state.c, mask);
   Var h = lstm_hidden(gates, norm_c->forward(c), state.h, mask);
@@ -88,11 +86,11 @@ LSTM::LSTM(int64_t input_size, int64_t hidden_size, const NormOptions& norm, Gen
 }
 
 LSTM::Output LSTM::run(const Var& x, const Tensor& mask, const LSTMState& initial) {
-  check(x.defined() && x.rank() == 3, "LSTM: input must be [T, B, E], got {}", shape_or_undefined(x));
+  check(x.defined() && x.rank() == 3, "LSTM: input must be [T, B, E], got {}", shape_of(x));
   const int64_t steps = x.dim(0), batch = x.dim(1);
   check(steps > 0, "LSTM: empty sequence {}", x.shape());
   check(!mask.defined() || mask.shape() == Shape{steps, batch}, "LSTM: mask {} must be [{}, {}] for input {}",
-        mask.defined() ? mask.shape().str() : "", steps, batch, x.shape());
+        shape_of(mask), steps, batch, x.shape());
   LSTMState zeros = cell->zero_state(batch);
   LSTMState state{initial.h.defined() ? initial.h : zeros.h, initial.c.defined() ? initial.c : zeros.c};
   Var x_terms = cell->project_input(x);  // [T, B, 4H], one GEMM for every step

@@ -67,7 +67,7 @@ TransformerEncoderLayer::TransformerEncoderLayer(const TransformerLayerOptions& 
 
 Var TransformerEncoderLayer::forward(const Var& x, const Tensor& key_mask) {
   check(x.defined() && x.rank() == 3 && x.dim(2) == options_.model_size,
-        "TransformerEncoderLayer: input {} must be [B, S, {}]", x.defined() ? x.shape().str() : "undefined",
+        "TransformerEncoderLayer: input {} must be [B, S, {}]", shape_of(x),
         options_.model_size);
   const NormPosition at = options_.norm_position;
   Var h = residual(at, *norm1, *dropout, x, [&](const Var& in) {
@@ -116,10 +116,10 @@ Var TransformerDecoderLayer::run(const Var& x, SelfAttention&& self_attention, c
 Var TransformerDecoderLayer::forward(const Var& x, const Var& memory, const Tensor& target_mask,
                                      const Tensor& memory_mask) {
   check(x.defined() && x.rank() == 3 && x.dim(2) == options_.model_size,
-        "TransformerDecoderLayer: input {} must be [B, T, {}]", x.defined() ? x.shape().str() : "undefined",
+        "TransformerDecoderLayer: input {} must be [B, T, {}]", shape_of(x),
         options_.model_size);
   check(memory.defined() && memory.rank() == 3 && memory.dim(0) == x.dim(0) && memory.dim(2) == options_.model_size,
-        "TransformerDecoderLayer: memory {} must be [{}, S, {}]", memory.defined() ? memory.shape().str() : "undefined",
+        "TransformerDecoderLayer: memory {} must be [{}, S, {}]", shape_of(memory),
         x.dim(0), options_.model_size);
   auto causal_self_attention = [&](const Var& in) {
     return self_attn->forward(in, in, in, target_mask, /*causal=*/true).context;
@@ -129,7 +129,7 @@ Var TransformerDecoderLayer::forward(const Var& x, const Var& memory, const Tens
 
 DecoderLayerCache TransformerDecoderLayer::start(const Var& memory, const Tensor& memory_mask) {
   check(memory.defined() && memory.rank() == 3 && memory.dim(2) == options_.model_size,
-        "TransformerDecoderLayer: memory {} must be [B, S, {}]", memory.defined() ? memory.shape().str() : "undefined",
+        "TransformerDecoderLayer: memory {} must be [B, S, {}]", shape_of(memory),
         options_.model_size);
   DecoderLayerCache cache;
   cache.cross = cross_attn->project(memory, memory);
@@ -142,7 +142,7 @@ Var TransformerDecoderLayer::step(const Var& x, DecoderLayerCache& cache) {
   const int64_t rows = cache.cross.keys.dim(0);
   check(x.defined() && x.rank() == 3 && x.dim(0) == rows && x.dim(1) == 1 && x.dim(2) == options_.model_size,
         "TransformerDecoderLayer: a decoding step's input {} must be [{}, 1, {}]",
-        x.defined() ? x.shape().str() : "undefined", rows, options_.model_size);
+        shape_of(x), rows, options_.model_size);
   // The new position attends to every cached position and to itself: its own
   // keys and values join the cache first. No causal mask is needed.
   auto cached_self_attention = [&](const Var& in) {

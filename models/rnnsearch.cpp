@@ -141,7 +141,7 @@ RNNSearch::StepOutput RNNSearch::decode_step(const SourceEncoding& source, const
   const int64_t rows = source.rows();
   check(static_cast<int64_t>(previous.size()) == rows && state.defined() && state.dim(0) == rows,
         "RNNSearch::decode_step: {} previous words and state {} for {} rows", previous.size(),
-        state.defined() ? state.shape().str() : "undefined", rows);
+        shape_of(state), rows);
   const bool first = previous[0] < 0;
   for (int32_t word : previous)
     check((word < 0) == first, "RNNSearch::decode_step: either every row starts (−1) or none does");

@@ -36,7 +36,7 @@ namespace rg {
 inline void check_sentences(const Indices& ids, const Tensor& mask, const char* model, const char* side) {
   check(ids.shape.rank() == 2 && mask.defined() && mask.shape() == ids.shape,
         "{}: {} ids {} and mask {} must both be [T, B]", model, side, ids.shape,
-        mask.defined() ? mask.shape().str() : "undefined");
+        shape_of(mask));
 }
 
 class DecodingState {

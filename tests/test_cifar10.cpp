@@ -109,7 +109,7 @@ TEST_CASE("image folders: the official order from ../labels, with or without a t
     if (b <= 2)
       for (int c = 9; c >= 0; --c) labels << static_cast<char>(c);
   }
-  for (const std::string data : {(tmp.path / "png").string(), (tmp.path / "png").string() + "/"}) {
+  for (const std::string& data : {(tmp.path / "png").string(), (tmp.path / "png").string() + "/"}) {
     CAPTURE(data);
     const cifar::Splits splits = cifar::load_splits(data, 5, 0, 1);
     CHECK(splits.description.find("official order restored") != std::string::npos);
