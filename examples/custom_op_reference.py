@@ -1,0 +1,31 @@
+"""PyTorch's softplus and its gradient at the points examples/custom_op.cpp checks.
+
+Run with any Python that has torch:  python3 examples/custom_op_reference.py
+It prints the C++ lines that examples/custom_op.cpp holds, pasted as printed. The inputs are
+float32 values; torch evaluates softplus and its gradient on them in float64, so the printed
+values are the true answers to 9 digits, and the C++ tolerance only has to cover our float32
+error.
+"""
+import torch
+import torch.nn.functional as F
+
+x = torch.tensor([-20.0, -5.0, -1.0, -0.25, 0.0, 0.25, 1.0, 5.0, 20.0, 100.0], dtype=torch.float32)
+x64 = x.double().requires_grad_()
+y = F.softplus(x64)
+y.sum().backward()  # d sum(softplus(x)) / dx_i = sigmoid(x_i)
+
+
+def cpp_floats(name, values):
+    def literal(v):
+        s = f"{v:.9g}"
+        return (s if any(c in s for c in ".e") else s + ".0") + "f"
+    items = [literal(v) for v in values.tolist()]
+    rows = [", ".join(items[i:i + 5]) for i in range(0, len(items), 5)]
+    return f"  const std::vector<float> {name} = {{\n      " + ",\n      ".join(rows) + "};"
+
+
+# Indented as they stand in main().
+print(f"  // From examples/custom_op_reference.py (torch {torch.__version__.split('+')[0]}, float64).")
+print(cpp_floats("kX", x))
+print(cpp_floats("kSoftplus", y.detach()))
+print(cpp_floats("kSigmoid", x64.grad))
