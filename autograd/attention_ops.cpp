@@ -6,7 +6,7 @@
 //   weighted_sum  y[b, c] = Σ_s w[s, b] v[s, b, c]
 //                                             dv[s, b, c] += g[b, c] · w[s, b]
 //                                             dw[s, b]    += Σ_c g[b, c] · v[s, b, c]
-//   attention_values                          dv of every weighted_sum step over it, in one pass
+//   AttentionValues::gathered                 dv of every weighted_sum step over it, in one pass
 //
 // Saved for backward: add_tanh keeps y (its own value), weighted_sum only its
 // inputs, which the attention keeps anyway (the context for every step, the
@@ -17,7 +17,6 @@
 #include "rmsgrad/autograd/attention_ops.h"
 
 #include <algorithm>
-#include <cstring>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -151,29 +150,21 @@ Var add_tanh(const Var& a, const Var& b) {
   });
 }
 
-namespace {
-
-// What an attention_values node collects from the weighted_sum steps over
-// it, in the order their backward ran: each step's g [B, C] and weights [S, B].
-struct StepGradients {
+// What a gathered node collects from the weighted sums over it, in the order
+// their backward ran: each step's g [B, C] and weights [S, B].
+struct AttentionValues::StepGradients {
   struct Step {
     Tensor g, w;
   };
   std::vector<Step> steps;
 };
 
-constexpr const char* kAttentionValues = "attention_values";
+namespace {
 
-// The collector of `values` when it is an attention_values node, else null.
-std::shared_ptr<StepGradients> collector_of(const Var& values) {
-  const Node& node = *values.node();
-  if (!node.requires_grad || std::strcmp(node.op, kAttentionValues) != 0) return nullptr;
-  return std::static_pointer_cast<StepGradients>(node.op_state);
-}
-
-}  // namespace
-
-Var weighted_sum(const Var& weights, const Var& values) {
+// weighted_sum's forward and backward; with `gathered`, the values' gradient
+// is left to the gathered node, which is given this step's g and weights.
+Var record_weighted_sum(const Var& weights, const Var& values,
+                        std::shared_ptr<AttentionValues::StepGradients> gathered) {
   check(weights.defined() && values.defined(), "weighted_sum: undefined input");
   check(values.rank() == 3 && weights.shape() == Shape{values.dim(0), values.dim(1)},
         "weighted_sum: weights {} must be [S, B] for values {} [S, B, C]", weights.shape(), values.shape());
@@ -195,15 +186,14 @@ Var weighted_sum(const Var& weights, const Var& values) {
                    }
                  }
                });
-  std::shared_ptr<StepGradients> collector = collector_of(values);
-  return tape().record("weighted_sum", std::move(y), {weights, values}, [steps, batch, width, collector](Node& n) {
+  return tape().record("weighted_sum", std::move(y), {weights, values}, [steps, batch, width, gathered](Node& n) {
     bool fresh_w = false, fresh_v = false;
     Tensor* dw = n.input_grad(0, fresh_w);
     Tensor* dv = nullptr;
-    if (!collector) {
+    if (!gathered) {
       dv = n.input_grad(1, fresh_v);
-    } else if (n.input_grad(1)) {  // (zero-filled once: the collector's node is reached, so its backward runs)
-      collector->steps.push_back({n.grad.clone(), n.inputs[0]->value.clone()});
+    } else if (n.input_grad(1)) {  // (zero-filled once: the gathered node is reached, so its backward runs)
+      gathered->steps.push_back({n.grad.clone(), n.inputs[0]->value.clone()});
     }
     const float *pg = n.grad.data(), *pw = n.inputs[0]->value.data(), *pv = n.inputs[1]->value.data();
     float* pdw = dw ? dw->data() : nullptr;
@@ -236,13 +226,24 @@ Var weighted_sum(const Var& weights, const Var& values) {
   });
 }
 
-Var attention_values(const Var& values) {
-  check(values.defined() && values.rank() == 3, "attention_values: values {} must be [S, B, C]",
+}  // namespace
+
+Var weighted_sum(const Var& weights, const Var& values) { return record_weighted_sum(weights, values, nullptr); }
+
+AttentionValues::AttentionValues(const Var& values) : values_(values) {}
+
+AttentionValues::AttentionValues(Var values, std::shared_ptr<StepGradients> steps)
+    : values_(std::move(values)), steps_(std::move(steps)) {}
+
+Var AttentionValues::weighted_sum(const Var& weights) const { return record_weighted_sum(weights, values_, steps_); }
+
+AttentionValues AttentionValues::gathered(const Var& values) {
+  check(values.defined() && values.rank() == 3, "AttentionValues::gathered: values {} must be [S, B, C]",
         shape_of(values));
-  auto collector = std::make_shared<StepGradients>();
-  Var out = tape().record(kAttentionValues, values.value(), {values}, [collector](Node& n) {
+  auto collected = std::make_shared<StepGradients>();
+  Var node = tape().record("attention_values", values.value(), {values}, [collected](Node& n) {
     // Taken out: a second backward over a kept graph brings its own steps.
-    const std::vector<StepGradients::Step> steps = std::exchange(collector->steps, {});
+    const std::vector<StepGradients::Step> steps = std::exchange(collected->steps, {});
     bool fresh = false;
     Tensor* dx = n.input_grad(0, fresh);
     if (!dx) return;
@@ -271,8 +272,8 @@ Var attention_values(const Var& values) {
       }
     });
   });
-  if (out.requires_grad()) out.node()->op_state = collector;
-  return out;
+  // Without a graph (no gradient needed, or no recording) the steps are plain weighted sums.
+  return AttentionValues(node, node.requires_grad() ? collected : nullptr);
 }
 
 Var attention_softmax(const Var& scores, float scale, const Tensor& key_mask, bool causal) {

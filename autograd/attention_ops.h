@@ -1,6 +1,9 @@
 #pragma once
 // Fused ops of attention (layers/attention.h), one node where the composed
 // form kept full-size intermediates that no backward needs.
+#include <cstdint>
+#include <memory>
+
 #include "rmsgrad/autograd/var.h"
 
 namespace rg {
@@ -11,22 +14,37 @@ Var add_tanh(const Var& a, const Var& b);
 
 // The attention's weighted sum over positions:
 //   weights [S, B], values [S, B, C] → y [B, C],  y[b, c] = Σ_s weights[s, b] · values[s, b, c]
+//   dweights[s, b] += Σ_c g[b, c] · values[s, b, c],   dvalues[s, b, c] += g[b, c] · weights[s, b]
 // Saves nothing beyond its inputs: the composed sum(weights ⊙ values, 0) also
 // kept the product [S, B, C] of every decoder step.
-// When values come from attention_values (below), the backward leaves the
-// values' gradient to that node: it keeps g [B, C] and the weights [S, B].
 Var weighted_sum(const Var& weights, const Var& values);
 
-// A context [S, B, C] that many decoder steps read through weighted_sum, as
-// one node with the same value. Each step's backward then reads the context
-// once (for its weights' gradient) and keeps its g and weights; when backward
-// reaches this node it adds every step's dv = g ⊗ w into the context's
-// gradient in one pass, with the same roundings in the same order as the steps
-// would have: the same bits when theirs are the first gradient the context
-// receives, as when this node is made after every other use of the context
-// (RNNSearch::encode). Without it each step also read and wrote the whole
-// [S, B, C] gradient: T steps, 2T more passes over it.
-Var attention_values(const Var& values);
+// The values [S, B, C] that every decoder step of a batch attends to, each
+// through its own weighted sum. Plain (from a Var) each step's backward adds
+// its dvalues into the values' whole [S, B, C] gradient: T steps, 2T passes
+// over it. gathered() instead makes one node over the values: each step's
+// backward keeps its g [B, C] and weights [S, B], and when backward reaches
+// the node it adds every step's dvalues in one pass, with the same roundings
+// in the same order as the steps would have. That gives the same bits when
+// the steps' gradient is the first the values receive: make the gathered
+// values after every other use of them (RNNSearch::encode does).
+class AttentionValues {
+ public:
+  AttentionValues(const Var& values);  // plain: a context is a Var where nothing is gathered (decoding, tests)
+  static AttentionValues gathered(const Var& values);
+
+  const Var& var() const { return values_; }  // [S, B, C]
+  int64_t dim(int axis) const { return values_.dim(axis); }
+  // One step's Σ_s weights[s, b] · values[s, b, :]: weights [S, B] → [B, C].
+  Var weighted_sum(const Var& weights) const;
+
+  struct StepGradients;  // what the gathered node collects from the steps
+
+ private:
+  AttentionValues(Var values, std::shared_ptr<StepGradients> steps);
+  Var values_;
+  std::shared_ptr<StepGradients> steps_;  // gathered only
+};
 
 // Multi-head attention's weights from its scores, in one pass:
 //   scores [B, H, Tq, Tk] → A [B, H, Tq, Tk],

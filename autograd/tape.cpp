@@ -218,7 +218,6 @@ void Tape::run_backward(const Var& output, const Tensor& output_grad, bool relea
       // first, so by the time the loop reaches a node, the nodes that used
       // it no longer count.
       node.backward = nullptr;
-      node.op_state = nullptr;
       node.inputs.clear();
       node.grad = Tensor();
       node.grad_borrowed = false;

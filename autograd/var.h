@@ -41,10 +41,6 @@ struct Node {
   bool released = false;
   std::vector<std::shared_ptr<Node>> inputs;
   BackwardFn backward;
-  // What an op leaves for the ops that consume its node, when they must work
-  // together (attention_values and weighted_sum: autograd/attention_ops.h);
-  // dropped with the backward function.
-  std::shared_ptr<void> op_state;
 
   // The gradient buffer, zero-filled on first use.
   Tensor& grad_buffer();

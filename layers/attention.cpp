@@ -70,8 +70,9 @@ Var MLPAttention::precompute(const Var& context) {
   return norm_rows(*norm_context, context_to_hidden->forward(context));
 }
 
-AttentionOutput MLPAttention::forward(const Var& state, const Var& projected, const Var& context,
+AttentionOutput MLPAttention::forward(const Var& state, const Var& projected, const AttentionValues& values,
                                       const Tensor& mask) {
+  const Var& context = values.var();
   check(context.defined() && context.rank() == 3 && context.dim(2) == context_size_,
         "MLPAttention: context {} must be [S, B, {}]", shape_of(context), context_size_);
   const int64_t src = context.dim(0), batch = context.dim(1);
@@ -101,7 +102,7 @@ AttentionOutput MLPAttention::forward(const Var& state, const Var& projected, co
     }
     alpha = masked_softmax(scores, blocked, 0);
   }
-  Var attended = weighted_sum(alpha, context);                                   // [B, C]
+  Var attended = values.weighted_sum(alpha);                                     // [B, C]
   return {attended, alpha};
 }
 

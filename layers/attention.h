@@ -36,6 +36,7 @@
 #include <memory>
 #include <vector>
 
+#include "rmsgrad/autograd/attention_ops.h"
 #include "rmsgrad/core/random.h"
 #include "rmsgrad/layers/dropout.h"
 #include "rmsgrad/layers/init.h"
@@ -58,9 +59,11 @@ class MLPAttention : public Module {
 
   // ctx [S, B, C] → P [S, B, A]; reuse it for every decoder step of the batch.
   Var precompute(const Var& context);
-  // state [B, D], projected = precompute(context), context [S, B, C],
+  // state [B, D], projected = precompute(context), context [S, B, C] (a Var,
+  // or AttentionValues::gathered for a training batch's decoder steps),
   // mask [S, B] (1 = real source position) or undefined.
-  AttentionOutput forward(const Var& state, const Var& projected, const Var& context, const Tensor& mask = {});
+  AttentionOutput forward(const Var& state, const Var& projected, const AttentionValues& context,
+                          const Tensor& mask = {});
 
   std::shared_ptr<Linear> context_to_hidden, state_to_hidden, hidden_to_score;
   std::shared_ptr<Norm> norm_context, norm_state;

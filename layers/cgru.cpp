@@ -16,8 +16,8 @@ ConditionalGRU::ConditionalGRU(int64_t embedding_size, int64_t hidden_size, int6
 GRUCell::InputTerms ConditionalGRU::project_targets(const Var& embeddings) { return gru1->project_input(embeddings); }
 
 ConditionalGRU::Step ConditionalGRU::step(const Var& x_gates, const Var& x_candidate, const Var& state,
-                                          const Var& context, const Var& projected, const Tensor& source_mask,
-                                          const Tensor& target_mask) {
+                                          const AttentionValues& context, const Var& projected,
+                                          const Tensor& source_mask, const Tensor& target_mask) {
   Var intermediate = gru1->step(x_gates, x_candidate, state, target_mask);
   AttentionOutput attended = attention->forward(intermediate, projected, context, source_mask);
   Var next = gru2->forward(attended.context, intermediate, target_mask);

@@ -35,8 +35,8 @@ class ConditionalGRU : public Module {
   // One decoder step. x_gates [B, 2H] and x_candidate [B, H] are this step's
   // GRU1 input terms; context [S, B, C] with projected = attention->precompute(context);
   // source_mask [S, B]; target_mask [B] (padded steps keep the state) or undefined.
-  Step step(const Var& x_gates, const Var& x_candidate, const Var& state, const Var& context, const Var& projected,
-            const Tensor& source_mask, const Tensor& target_mask = {});
+  Step step(const Var& x_gates, const Var& x_candidate, const Var& state, const AttentionValues& context,
+            const Var& projected, const Tensor& source_mask, const Tensor& target_mask = {});
 
   std::shared_ptr<GRUCell> gru1, gru2;
   std::shared_ptr<MLPAttention> attention;

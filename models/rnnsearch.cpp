@@ -17,7 +17,7 @@ SourceEncoding SourceEncoding::select_rows(const std::vector<int32_t>& rows) con
       check(row >= 0 && row < batch, "SourceEncoding::select_rows: row {} outside [0, {})", row, batch);
       picked_mask.data()[t * picked + r] = mask.data()[t * batch + row];
     }
-  return {index_select(context, 1, rows), index_select(projected, 1, rows), picked_mask,
+  return {index_select(context.var(), 1, rows), index_select(projected, 1, rows), picked_mask,
           index_select(initial_state, 0, rows)};
 }
 
@@ -72,10 +72,10 @@ SourceEncoding RNNSearch::encode(const Indices& source, const Tensor& source_mas
   Var mean_context = sum(context * constant(weights), 0);  // [B, 2H]
   Var initial = tanh(norm_init->forward(init_state->forward(mean_context)));
   Var projected = decoder->attention->precompute(context);
-  // Made last, so that its backward runs first: every decoder step's gradient
-  // reaches the context in one pass, before the terms above add theirs
-  // (autograd/attention_ops.h).
-  return {attention_values(context), projected, source_mask, initial};
+  // Gathered last, so that its backward runs first: every decoder step's
+  // gradient reaches the context in one pass, before the terms above add
+  // theirs (autograd/attention_ops.h).
+  return {AttentionValues::gathered(context), projected, source_mask, initial};
 }
 
 Var RNNSearch::deep_output(const Var& states, const Var& previous_words, const Var& contexts, int batch_axis) {

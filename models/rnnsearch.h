@@ -53,10 +53,10 @@ struct RNNSearchOptions {
 // What the decoder needs from the source, time-major, for B rows (sentences,
 // or sentences × beam after select_rows).
 struct SourceEncoding {
-  Var context;          // C [S, B, 2H]
-  Var projected;        // the attention's precomputed context term [S, B, A]
-  Tensor mask;          // [S, B], 1 = real token
-  Var initial_state;    // s_0 [B, H]
+  AttentionValues context;  // C [S, B, 2H], gathered when encoded for training (autograd/attention_ops.h)
+  Var projected;            // the attention's precomputed context term [S, B, A]
+  Tensor mask;              // [S, B], 1 = real token
+  Var initial_state;        // s_0 [B, H]
   int64_t rows() const { return context.dim(1); }
   // The encoding of rows[0], rows[1], ... (repeats allowed): beam search
   // expands each sentence to k rows and then follows its surviving hypotheses.

@@ -143,12 +143,12 @@ TEST_CASE("fused ops give the bits of their composed forms") {
     auto composed = [](const Var& w, const Var& v) { return sum(reshape(w, {w.dim(0), w.dim(1), 1}) * v, 0); };
     check_same_bits(run(weights, context, fused), run(weights, context, composed));
   }
-  SUBCASE("weighted_sum over attention_values: three steps' dv in one pass, after a term made before it") {
+  SUBCASE("weighted sums over gathered values: three steps' dv in one pass, after a term made before it") {
     const Tensor weights = uniform(Shape{7, 5}, 0.0f, 1.0f, gen);
     auto fused = [](const Var& w, const Var& v) {
-      Var y = sum(tanh(v), 0);  // made before attention_values: its backward runs after
-      Var gathered = attention_values(v);
-      for (float k : {1.0f, 2.0f, 3.0f}) y = y + weighted_sum(w * k, gathered);
+      Var y = sum(tanh(v), 0);  // made before the gathered node: its backward runs after
+      const AttentionValues gathered = AttentionValues::gathered(v);
+      for (float k : {1.0f, 2.0f, 3.0f}) y = y + gathered.weighted_sum(w * k);
       return y;
     };
     auto composed = [](const Var& w, const Var& v) {
@@ -167,13 +167,13 @@ TEST_CASE("fused ops give the bits of their composed forms") {
   }
 }
 
-TEST_CASE("attention_values: a second backward over a kept graph adds its own steps' gradients, no more") {
+TEST_CASE("gathered attention values: a second backward over a kept graph adds its own steps' gradients, no more") {
   tape().clear();
   Generator gen(4);
   Var v = parameter(normal(Shape{6, 3, 8}, 0.0f, 1.0f, gen));
   Var w = constant(uniform(Shape{6, 3}, 0.0f, 1.0f, gen));
-  Var gathered = attention_values(v);
-  Var y = weighted_sum(w, gathered) + weighted_sum(w * 2.0f, gathered);
+  const AttentionValues gathered = AttentionValues::gathered(v);
+  Var y = gathered.weighted_sum(w) + gathered.weighted_sum(w * 2.0f);
   const Tensor dy = normal(y.shape(), 0.0f, 1.0f, gen);
   tape().backward(y, dy);
   const Tensor once = v.grad().clone();
