@@ -15,6 +15,7 @@
 // Ops record themselves on the thread's tape (autograd/tape.h) when any input
 // requires a gradient and recording is on.
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "rmsgrad/autograd/tape.h"
@@ -92,6 +93,19 @@ Var concat(const std::vector<Var>& xs, int axis);
 Var stack(const std::vector<Var>& xs, int axis);              // new axis
 std::vector<Var> split(const Var& x, const std::vector<int64_t>& sizes, int axis);
 Var slice(const Var& x, int axis, int64_t start, int64_t end);  // [start, end)
+
+// Walking a time-major sequence one step at a time, as every recurrent layer
+// and decoder does: sequences are [T, B, N] and their masks [T, B].
+// The [B, N] slice of step t of a [T, B, N] sequence (a view on the tape).
+inline Var at_step(const Var& sequence, int64_t t) {
+  return reshape(slice(sequence, 0, t, t + 1), {sequence.dim(1), sequence.dim(2)});
+}
+// Row t of a [T, B] mask as a [B] tensor; undefined stays undefined (no mask).
+inline Tensor mask_at(const Tensor& mask, int64_t t) {
+  if (!mask.defined()) return {};
+  const int64_t batch = mask.dim(1);
+  return Tensor::from(Shape{batch}, std::span<const float>(mask.data() + t * batch, batch));
+}
 
 // ---- indexing (index_ops.cpp) ----
 // Integer index arrays (Indices, core/indices.h) for gather, embedding and targets.

@@ -7,7 +7,6 @@
 #include "rmsgrad/autograd/weight_norm.h"
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/layers/init.h"
-#include "rmsgrad/layers/time_step.h"
 
 namespace rg {
 
@@ -129,6 +128,70 @@ BiGRU::BiGRU(int64_t input_size, int64_t hidden_size, const NormOptions& norm, G
 
 Var BiGRU::forward(const Var& x, const Tensor& mask) {
   return concat({forward_gru->forward(x, mask), backward_gru->forward(x, mask)}, -1);
+}
+
+// ---- stacked layers ----
+
+StackedGRU::StackedGRU(int64_t input_size, int64_t hidden_size, const StackedGRUOptions& options, Generator& gen)
+    : hidden_size_(hidden_size), bidirectional_(options.bidirectional) {
+  check(options.layers >= 1, "StackedGRU: the number of layers must be at least 1, not {}", options.layers);
+  forward_ = register_module("forward", std::make_shared<ModuleList<GRU>>());
+  if (bidirectional_) reverse_ = register_module("reverse", std::make_shared<ModuleList<GRU>>());
+  for (int64_t l = 0; l < options.layers; ++l) {
+    const int64_t in = l == 0 ? input_size : output_size();
+    forward_->push_back(std::make_shared<GRU>(in, hidden_size, options.norm, gen, false, options.init));
+    if (bidirectional_) reverse_->push_back(std::make_shared<GRU>(in, hidden_size, options.norm, gen, true, options.init));
+  }
+  if (options.dropout > 0.0f && options.layers > 1)
+    dropout_ = register_module("dropout", std::make_shared<Dropout>(options.dropout, gen.next_u64()));
+}
+
+StackedGRU::Output StackedGRU::run(const Var& x, const Tensor& mask, const std::vector<Var>& initial) {
+  const size_t per_layer = bidirectional_ ? 2 : 1;
+  check(initial.empty() || initial.size() == forward_->size() * per_layer,
+        "StackedGRU: {} initial states given, the stack has {} (layers × directions)", initial.size(),
+        forward_->size() * per_layer);
+  auto initial_state = [&](size_t i) { return initial.empty() ? Var() : initial[i]; };
+  Output out;
+  Var input = x;
+  for (size_t l = 0; l < forward_->size(); ++l) {
+    if (l > 0 && dropout_) input = dropout_->forward(input, 1);  // [T, B, ·]
+    GRU::Output f = (*forward_)[l].run(input, mask, initial_state(l * per_layer));
+    out.last.push_back(f.last);
+    if (bidirectional_) {
+      GRU::Output r = (*reverse_)[l].run(input, mask, initial_state(l * per_layer + 1));
+      out.last.push_back(r.last);
+      input = concat({f.states, r.states}, -1);
+    } else {
+      input = f.states;
+    }
+  }
+  out.states = input;
+  return out;
+}
+
+// ---- the conditional GRU ----
+
+ConditionalGRU::ConditionalGRU(int64_t embedding_size, int64_t hidden_size, int64_t context_size,
+                               int64_t attention_size, const NormOptions& norm, Generator& gen, const GRUInit& init) {
+  gru1 = register_module("gru1", std::make_shared<GRUCell>(embedding_size, hidden_size, norm, gen, init));
+  WeightInit attention_init;
+  attention_init.kind = WeightInitKind::Normal;
+  attention_init.stddev = init.stddev;
+  attention = register_module(
+      "attention", std::make_shared<MLPAttention>(context_size, hidden_size, attention_size, norm, gen, attention_init));
+  gru2 = register_module("gru2", std::make_shared<GRUCell>(context_size, hidden_size, norm, gen, init));
+}
+
+GRUCell::InputTerms ConditionalGRU::project_targets(const Var& embeddings) { return gru1->project_input(embeddings); }
+
+ConditionalGRU::Step ConditionalGRU::step(const Var& x_gates, const Var& x_candidate, const Var& state,
+                                          const AttentionValues& context, const Var& projected,
+                                          const Tensor& source_mask, const Tensor& target_mask) {
+  Var intermediate = gru1->step(x_gates, x_candidate, state, target_mask);
+  AttentionOutput attended = attention->forward(intermediate, projected, context, source_mask);
+  Var next = gru2->forward(attended.context, intermediate, target_mask);
+  return {next, attended.context, attended.weights};
 }
 
 }  // namespace rg

@@ -14,12 +14,21 @@
 // the plain GRU. The input terms of a whole sequence are projected and
 // normalized at once (one GEMM per group); only the recurrent terms are
 // computed step by step.
+//
+// Below the cell and the layer: StackedGRU, layers on layers as
+// torch.nn.GRU stacks them, and ConditionalGRU, the decoder step of Nematus
+// (two cells around an attention).
 #include <cstdint>
 #include <memory>
 
+#include <vector>
+
 #include "rmsgrad/core/random.h"
+#include "rmsgrad/layers/attention.h"
+#include "rmsgrad/layers/dropout.h"
 #include "rmsgrad/layers/module.h"
 #include "rmsgrad/layers/normalization.h"
+#include "rmsgrad/layers/sequential.h"
 
 namespace rg {
 
@@ -96,6 +105,86 @@ class BiGRU : public Module {
         Generator& gen = default_generator(), const GRUInit& init = {});
   Var forward(const Var& x, const Tensor& mask = {});
   std::shared_ptr<GRU> forward_gru, backward_gru;
+};
+
+// ---- stacked layers ----
+// Several GRU layers, each reading the states of the layer below, as
+// torch.nn.GRU(num_layers, bidirectional, dropout) stacks them:
+//
+//   h¹ = GRU₁(x),  hˡ = GRUₗ(dropout(hˡ⁻¹)),  states = hᴸ        [T, B, H]
+//
+// Bidirectional: every layer runs forward and in reverse over its input and
+// concatenates the two, [T, B, 2H], which is the next layer's input. Dropout
+// (training only) sits between layers, not after the last. Time-major, with
+// the mask and the initial states of GRU (above).
+//
+// Names: "forward.<l>.cell…" and, bidirectional, "reverse.<l>.cell…".
+
+struct StackedGRUOptions {
+  int64_t layers = 2;
+  bool bidirectional = false;
+  float dropout = 0.0f;  // between layers
+  NormOptions norm = {};
+  GRUInit init = {};
+};
+
+class StackedGRU : public Module {
+ public:
+  StackedGRU(int64_t input_size, int64_t hidden_size, const StackedGRUOptions& options = {},
+             Generator& gen = default_generator());
+
+  struct Output {
+    Var states;             // the top layer's states [T, B, H], or [T, B, 2H] bidirectional
+    std::vector<Var> last;  // each layer's last state [B, H]: layer 0 forward, (layer 0 reverse,) layer 1 ...
+  };
+  // initial: one state [B, H] per entry of Output::last, or empty for zeros.
+  Output run(const Var& x, const Tensor& mask = {}, const std::vector<Var>& initial = {});
+  Var forward(const Var& x, const Tensor& mask = {}) { return run(x, mask).states; }
+
+  int64_t output_size() const { return hidden_size_ * (bidirectional_ ? 2 : 1); }
+
+ private:
+  std::shared_ptr<ModuleList<GRU>> forward_, reverse_;
+  std::shared_ptr<Dropout> dropout_;  // null without dropout
+  int64_t hidden_size_;
+  bool bidirectional_;
+};
+
+// ---- the conditional GRU ----
+// The conditional GRU decoder step of Nematus (Sennrich et al. 2017, §2.3;
+// normalized as in Zhang & Sennrich 2019):
+//
+//   s'_j       = GRU1(y_{j−1}, s_{j−1})            the previous target word
+//   c_j, α_j   = Attention(s'_j, C)                MLP attention over the source
+//   s_j        = GRU2(c_j, s'_j)                   the attended context
+//
+// Both GRUs are normalized GRU cells (above) and the attention
+// normalizes both of its terms, all through the one NormOptions. GRU1's input
+// terms depend only on the target words, so with teacher forcing they are
+// projected for every position at once (project_targets); GRU2's input is
+// the context, known only inside the step.
+
+class ConditionalGRU : public Module {
+ public:
+  ConditionalGRU(int64_t embedding_size, int64_t hidden_size, int64_t context_size, int64_t attention_size,
+                 const NormOptions& norm, Generator& gen, const GRUInit& init = {});
+
+  struct Step {
+    Var state;    // s_j [B, H]
+    Var context;  // c_j [B, C]
+    Var weights;  // α_j [S, B]
+  };
+
+  // Target embeddings y [..., E] → GRU1's normalized input terms.
+  GRUCell::InputTerms project_targets(const Var& embeddings);
+  // One decoder step. x_gates [B, 2H] and x_candidate [B, H] are this step's
+  // GRU1 input terms; context [S, B, C] with projected = attention->precompute(context);
+  // source_mask [S, B]; target_mask [B] (padded steps keep the state) or undefined.
+  Step step(const Var& x_gates, const Var& x_candidate, const Var& state, const AttentionValues& context,
+            const Var& projected, const Tensor& source_mask, const Tensor& target_mask = {});
+
+  std::shared_ptr<GRUCell> gru1, gru2;
+  std::shared_ptr<MLPAttention> attention;
 };
 
 }  // namespace rg

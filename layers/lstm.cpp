@@ -11,7 +11,6 @@
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/layers/init.h"
 #include "rmsgrad/layers/linear.h"
-#include "rmsgrad/layers/time_step.h"
 
 namespace rg {
 

@@ -4,7 +4,6 @@
 #include "rmsgrad/autograd/attention_ops.h"
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/layers/init.h"
-#include "rmsgrad/layers/time_step.h"
 
 namespace rg {
 

@@ -6,7 +6,7 @@
 //             C = [GRU→(x); GRU←(x)]                               [S, B, 2H]   BiGRU, masked
 //   init      s_0 = tanh(norm_init(W_init · mean_i C_i + b_init))  mean over real positions only
 //   decoder   y'_j = E_tgt[e_{j−1}] (y'_1 = 0)                    [T, B, E]
-//             s'_j = GRU1(y'_j, s_{j−1})                            conditional GRU (layers/cgru.h):
+//             s'_j = GRU1(y'_j, s_{j−1})                            conditional GRU (layers/gru.h):
 //             c_j  = MLPAttention(s'_j, C)                           both attention terms normalized
 //             s_j  = GRU2(c_j, s'_j)
 //   output    t_j = tanh(norm_s(W_s s_j + b_s) + norm_y(W_y y'_j + b_y) + norm_c(W_c c_j + b_c))   [.., E]
@@ -28,7 +28,6 @@
 
 #include "rmsgrad/autograd/ops.h"
 #include "rmsgrad/core/random.h"
-#include "rmsgrad/layers/cgru.h"
 #include "rmsgrad/layers/dropout.h"
 #include "rmsgrad/layers/embedding.h"
 #include "rmsgrad/layers/gru.h"

@@ -3,7 +3,6 @@
 #include <doctest/doctest.h>
 
 #include "rmsgrad/autograd/rnn_ops.h"
-#include "rmsgrad/layers/cgru.h"
 #include "rmsgrad/layers/gru.h"
 #include "rmsgrad/rmsgrad.h"
 #include "test_util.h"
