@@ -1,4 +1,4 @@
-// Flat over long runs (issue 20 item 4, issue 26 item 6): trains one model
+// Flat over long runs: trains one model
 // for thousands of steps on batches whose shape changes every step, the way
 // a translation driver's length-bucketed batches do, and checks that the
 // resident size stops growing after the warm-up and that the step time stays

@@ -1,4 +1,4 @@
-// The bad-input catalog (issue 26): malformed files and mistaken flags for
+// The bad-input catalog: malformed files and mistaken flags for
 // every driver — cifar10, order_embedding, attentive_reader, rnnsearch — each
 // run as a user would run it. Every entry must end with a non-zero exit, one
 // clear "error:" line saying what is wrong, and the run folder's earlier files

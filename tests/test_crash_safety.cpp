@@ -1,4 +1,4 @@
-// What a failed start and a damaged checkpoint may not do (issue 26), at the
+// What a failed start and a damaged checkpoint may not do, at the
 // level of the pieces; tests/test_bad_inputs.cpp checks the same through the
 // drivers, tests/kill_resume.sh and tests/full_disk.sh with real kills and a
 // real full disk.
