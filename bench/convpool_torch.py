@@ -18,7 +18,7 @@ CPU backend (Inductor), "impl" is then "torch.compile", and the compilation happ
 steps (at least one), outside the timing; it applies to the timing only, not to --data.
 
 With --data it trains instead, as build/bin/cifar10 does, to compare what the
-two reach on the same split (issue: within 3 points of PyTorch):
+two reach on the same split (the aim: within 3 points of PyTorch):
 
     /usr/bin/python3 bench/convpool_torch.py --data ../shared/data/cifar10/cifar10-train-jpeg.tar.gz \
         --norm rmsnorm --width 0.5 --epochs 5 --threads 2 --out runs/real/torch-rmsnorm
