@@ -5,23 +5,22 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "rmsgrad/autograd/op_profile.h"
-#include "rmsgrad/core/allocation_tags.h"
 #include "rmsgrad/core/error.h"
+#include "rmsgrad/core/observer.h"
 
 namespace rg {
 
 namespace {
 std::atomic<int64_t> g_next_id{1};
 
-// The tag (core/allocation_tags.h) of a gradient buffer allocated for `node`.
-const char* gradient_tag(const Node& node) {
+// What a gradient buffer allocated for `node` is, for an observer (core/observer.h).
+const char* gradient_scope(const Node& node) {
   return std::string_view(node.op) == "leaf" ? "parameter gradients" : "gradients";
 }
 }  // namespace
 
 Tensor& Node::grad_buffer() {
-  ScopedAllocationTag tag(gradient_tag(*this));
+  ObserverScope scope(gradient_scope(*this));
   if (!grad.defined()) grad = Tensor::zeros(value.shape());
   if (grad_borrowed) {  // copy on first write
     grad = grad.clone();
@@ -40,7 +39,7 @@ Tensor* Node::input_grad(size_t i, bool& assign) {
   assign = false;
   if (!in.requires_grad) return nullptr;
   if (!in.grad.defined()) {
-    ScopedAllocationTag tag(gradient_tag(in));
+    ObserverScope scope(gradient_scope(in));
     in.grad = Tensor::empty(in.value.shape());
     assign = true;
     return &in.grad;
@@ -96,8 +95,7 @@ void Tape::check_input(const Node& input, const char* op, size_t index) const {
 }
 
 Var Tape::record(const char* op, Tensor value, const std::vector<Var>& inputs, BackwardFn backward) {
-  if (allocation_tracking()) claim_pending_blocks(op);  // what the forward allocated is this op's
-  profile_forward(op);                                  // and the time since the last op (op_profile.h)
+  if (Observer* observer = installed_observer()) observer->op_recorded(op);
   bool needs_grad = false;
   if (recording_)
     for (const Var& v : inputs) needs_grad = needs_grad || v.requires_grad();
@@ -195,7 +193,7 @@ void Tape::run_backward(const Var& output, const Tensor& output_grad, bool relea
     for (const auto& input : node.inputs)
       if (input->generation == 0 && input->requires_grad && --waiting_for[input.get()] == 0) ready(*input);
   };
-  ScopedAllocationTag tag("backward workspace");
+  ObserverScope scope("backward workspace");
   for (size_t i = graph.size(); i-- > 0;) {
     Node& node = *graph[i];
     if (!node.grad.defined()) {  // no gradient reached it: not part of this loss's graph
@@ -207,7 +205,7 @@ void Tape::run_backward(const Var& output, const Tensor& output_grad, bool relea
           "without retain_graph); add the losses and call backward once",
           node.id, node.op);
     if (node.backward) node.backward(node);
-    profile_backward(node.op);
+    if (Observer* observer = installed_observer()) observer->backward_ran(node.op);
     passed(node);
     if (release) {
       // Every node that used this one comes later on the tape, so has run:

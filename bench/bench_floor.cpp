@@ -4,7 +4,7 @@
 //   bench_floor --model transformer --threads 1
 //   bench_floor --model rnnsearch --threads 2 --norm layernorm --set batch=40
 //
-// One step runs under a GemmRecording (core/gemm.h), which notes every
+// One step runs under a GemmRecording (bench/profiling.h), which notes every
 // product the forward and backward passes and the optimizer ask of BLAS —
 // shapes, transposes, batch, whether it accumulates. Those calls are then
 // replayed back to back, with the same threads and the same gemm_batched
@@ -12,7 +12,7 @@
 // and the replay are each timed `--steps` times after `--warmup` untimed
 // rounds, medians reported.
 //
-// Then `--steps` more steps run under an OpProfile (autograd/op_profile.h),
+// Then `--steps` more steps run under an OpProfile (bench/profiling.h),
 // which charges every stretch of the step's wall time to one op's forward or
 // backward, or to a phase (clip, optimizer), and splits each charge into its
 // BLAS products, its allocations and the rest. The rest is sorted into kinds:
@@ -42,8 +42,8 @@
 #include <fmt/format.h>
 
 #include "bench/model_steps/bench_flags.h"
+#include "bench/profiling.h"
 #include "bench/step_timing.h"
-#include "rmsgrad/autograd/op_profile.h"
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/core/gemm.h"
 #include "rmsgrad/core/parallel.h"
@@ -130,19 +130,19 @@ int main(int argc, char** argv) {
 
     std::vector<GemmCall> calls;
     {
-      GemmRecording recording;
+      bench::GemmRecording recording;
       step->run();
       calls = recording.calls();
     }
     ReplayBuffers buffers(calls);
     const std::vector<double> floor_times = bench::time_steps([&] { replay(calls, buffers); }, flags.warmup, steps);
 
-    std::map<std::string, OpTimes> profiled;
+    std::map<std::string, bench::OpTimes> profiled;
     {
-      OpProfile profile;
+      bench::OpProfile profile;
       for (int i = 0; i < steps; ++i) {
         step->run();
-        profile_mark("other");  // the step's end: the loss read, the tape cleared
+        profile.mark("other");  // the step's end: the loss read, the tape cleared
       }
       profiled = profile.totals();
     }
@@ -164,7 +164,7 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < ranked.size() && i < 8; ++i) top[ranked[i].second] = ranked[i].first;
 
     double flops = 0.0;
-    for (const GemmCall& g : calls) flops += g.flops();
+    for (const GemmCall& g : calls) flops += bench::flops(g);
     const double step_ms = bench::median_of(step_times), floor_ms = bench::median_of(floor_times);
     std::printf("{\"model\": \"%s\", \"norm\": \"%s\", \"threads\": %d, %s\"step_ms\": %.1f, \"floor_ms\": %.1f, "
                 "\"rest_ms\": %.1f, \"step_over_floor\": %.3f, \"gemm_gflop\": %.2f, \"gemm_calls\": %zu, "

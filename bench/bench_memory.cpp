@@ -12,7 +12,8 @@
 //   start_rss_mb       resident size before the model was built (program, libraries)
 //   peak_live_mb       the peak of live tensor bytes during the last step
 //   cached_mb          free blocks the allocator keeps after the last step
-//   held_at_peak       the live bytes at that peak by what holds them:
+//   held_at_peak       the live bytes at that peak by what holds them
+//                      (bench/allocation_accounting.h):
 //                      "forward:<op>" is what an op's forward left alive (its
 //                      output on the tape and whatever its backward keeps),
 //                      "gradients" the gradients of intermediate nodes,
@@ -33,11 +34,12 @@
 #include <string>
 #include <vector>
 
+#include "bench/allocation_accounting.h"
 #include "bench/memory_sizes.h"
-#include "rmsgrad/core/polite_threads.h"
-#include "rmsgrad/rmsgrad.h"
 #include "bench/process_memory.h"
 #include "rmsgrad/core/allocator.h"
+#include "rmsgrad/core/polite_threads.h"
+#include "rmsgrad/rmsgrad.h"
 
 extern char** environ;
 
@@ -56,19 +58,20 @@ struct Flags {
 // Runs one model in this process and prints its line.
 void measure(const Flags& f) {
   const double start_rss = bench::status_mb("VmRSS");
-  set_allocation_tracking(true);
+  bench::AllocationAccounting accounting;
   set_num_threads(f.threads);
   bench::Sizes sizes = bench::memory_sizes(f.sizes, f.model);
   std::unique_ptr<bench::ModelStep> m = bench::make_model_step(f.model, {parse_norm_kind(f.norm)}, sizes);
   for (int i = 0; i + 1 < f.steps; ++i) m->run();
-  reset_tracked_peak();
+  accounting.reset_peak();
   m->run();
 
   std::string held;
-  const AllocationBreakdown b = allocation_breakdown();
-  std::vector<TaggedBytes> tags = b.tags;
-  std::sort(tags.begin(), tags.end(), [](const TaggedBytes& x, const TaggedBytes& y) { return x.at_peak > y.at_peak; });
-  for (const TaggedBytes& t : tags)
+  const bench::AllocationBreakdown b = accounting.breakdown();
+  std::vector<bench::TaggedBytes> tags = b.tags;
+  std::sort(tags.begin(), tags.end(),
+            [](const bench::TaggedBytes& x, const bench::TaggedBytes& y) { return x.at_peak > y.at_peak; });
+  for (const bench::TaggedBytes& t : tags)
     if (t.at_peak > 0) held += fmt::format("{}\"{}\": {:.1f}", held.empty() ? "" : ", ", t.tag, mb(t.at_peak));
   const double peak_live = mb(b.peak);
   const AllocatorStats stats = allocator_stats();

@@ -12,8 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "rmsgrad/core/allocation_tags.h"
-#include "rmsgrad/core/kernel_clock.h"
+#include "rmsgrad/core/observer.h"
 
 namespace rg {
 
@@ -162,23 +161,7 @@ float* allocate_cached_size(size_t bytes) {
   return p;
 }
 
-}  // namespace
-
-float* allocate_floats(int64_t count) {
-  KernelTimer timer(KernelKind::Allocation);
-  const size_t bytes = padded_bytes(count);
-  float* p = bytes >= kMinCachedBytes ? allocate_cached_size(bytes)
-                                      : static_cast<float*>(std::aligned_alloc(64, bytes));
-  if (!p) throw std::bad_alloc();
-  if (allocation_tracking()) note_block_allocated(p, bytes);
-  return p;
-}
-
-void release_floats(float* p, int64_t count) {
-  if (!p) return;
-  KernelTimer timer(KernelKind::Allocation);
-  if (allocation_tracking()) note_block_released(p);
-  const size_t bytes = padded_bytes(count);
+void release_block(float* p, size_t bytes) {
   if (bytes < kMinCachedBytes) {
     std::free(p);
     return;
@@ -188,6 +171,28 @@ void release_floats(float* p, int64_t count) {
   c.live_bytes -= bytes;  // so limit() ≥ peak ≥ bytes: the block always fits once older ones go
   c.make_room(bytes);
   c.put(p, bytes);
+}
+
+}  // namespace
+
+float* allocate_floats(int64_t count) {
+  Observer* observer = installed_observer();
+  if (observer) observer->allocation_started();
+  const size_t bytes = padded_bytes(count);
+  float* p = bytes >= kMinCachedBytes ? allocate_cached_size(bytes)
+                                      : static_cast<float*>(std::aligned_alloc(64, bytes));
+  if (observer) observer->allocation_finished(p, bytes);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+
+void release_floats(float* p, int64_t count) {
+  if (!p) return;
+  Observer* observer = installed_observer();
+  const size_t bytes = padded_bytes(count);
+  if (observer) observer->release_started(p, bytes);
+  release_block(p, bytes);
+  if (observer) observer->release_finished();
 }
 
 void set_cache_settings(const CacheSettings& settings) {

@@ -2,31 +2,14 @@
 
 #include <cblas.h>
 
-#include <atomic>
-#include <mutex>
-
-#include "rmsgrad/core/error.h"
-#include "rmsgrad/core/kernel_clock.h"
+#include "rmsgrad/core/observer.h"
 #include "rmsgrad/core/parallel.h"
 
 namespace rg {
 
 namespace {
 
-struct Recorder {
-  std::mutex mutex;
-  std::vector<GemmCall> calls;
-};
-std::atomic<Recorder*> active_recorder{nullptr};
-
-void note(const GemmCall& call) {
-  Recorder* recorder = active_recorder.load(std::memory_order_relaxed);
-  if (!recorder) return;
-  std::lock_guard<std::mutex> lock(recorder->mutex);
-  recorder->calls.push_back(call);
-}
-
-void gemm_unrecorded(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+void gemm_unobserved(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                      const float* b, float beta, float* c) {
   if (m == 0 || n == 0) return;
   if (k == 0) {  // BLAS leaves C untouched when K = 0; the math says C = beta·C.
@@ -40,46 +23,41 @@ void gemm_unrecorded(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k
               static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(n));
 }
 
-}  // namespace
-
-void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-          const float* b, float beta, float* c) {
-  note({trans_a, trans_b, 1, m, n, k, beta != 0.0f});
-  KernelTimer timer(KernelKind::Gemm);
-  gemm_unrecorded(trans_a, trans_b, m, n, k, alpha, a, b, beta, c);
-}
-
-void gemm_batched(int64_t batch, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
-                  float alpha, const float* a, const float* b, float beta, float* c) {
+void gemm_batched_unobserved(int64_t batch, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                             float alpha, const float* a, const float* b, float beta, float* c) {
   const int64_t sa = m * k, sb = k * n, sc = m * n;
-  note({trans_a, trans_b, batch, m, n, k, beta != 0.0f});
-  KernelTimer timer(KernelKind::Gemm);
   const int64_t flops_per_item = 2 * m * n * k;
   // A product of more than ~1 Mflop keeps all threads of BLAS busy by itself.
   if (batch == 1 || flops_per_item > (1 << 20) || num_threads() == 1) {
     for (int64_t i = 0; i < batch; ++i)
-      gemm_unrecorded(trans_a, trans_b, m, n, k, alpha, a + i * sa, b + i * sb, beta, c + i * sc);
+      gemm_unobserved(trans_a, trans_b, m, n, k, alpha, a + i * sa, b + i * sb, beta, c + i * sc);
     return;
   }
   BlasSerialScope serial;
   parallel_for(batch, 1, [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i)
-      gemm_unrecorded(trans_a, trans_b, m, n, k, alpha, a + i * sa, b + i * sb, beta, c + i * sc);
+      gemm_unobserved(trans_a, trans_b, m, n, k, alpha, a + i * sa, b + i * sb, beta, c + i * sc);
   });
 }
 
-GemmRecording::GemmRecording() {
-  Recorder* expected = nullptr;
-  check(active_recorder.compare_exchange_strong(expected, new Recorder),
-        "GemmRecording: another recording is already running");
+}  // namespace
+
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+          const float* b, float beta, float* c) {
+  Observer* observer = installed_observer();
+  const GemmCall call{trans_a, trans_b, 1, m, n, k, beta != 0.0f};
+  if (observer) observer->gemm_started(call);
+  gemm_unobserved(trans_a, trans_b, m, n, k, alpha, a, b, beta, c);
+  if (observer) observer->gemm_finished(call);
 }
 
-GemmRecording::~GemmRecording() { delete active_recorder.exchange(nullptr); }
-
-std::vector<GemmCall> GemmRecording::calls() const {
-  Recorder* recorder = active_recorder.load();
-  std::lock_guard<std::mutex> lock(recorder->mutex);
-  return recorder->calls;
+void gemm_batched(int64_t batch, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                  float alpha, const float* a, const float* b, float beta, float* c) {
+  Observer* observer = installed_observer();
+  const GemmCall call{trans_a, trans_b, batch, m, n, k, beta != 0.0f};
+  if (observer) observer->gemm_started(call);
+  gemm_batched_unobserved(batch, trans_a, trans_b, m, n, k, alpha, a, b, beta, c);
+  if (observer) observer->gemm_finished(call);
 }
 
 }  // namespace rg

@@ -1,15 +1,23 @@
 // What a step keeps alive (issue 20): the allocator's bound, the tape's
-// release during backward, the fused ops against their composed forms, and
-// the allocation tags that bench_memory reports.
+// release during backward, the fused ops against their composed forms, what
+// the allocator and the tape tell an observer of each block, and the
+// allocation accounting that bench_memory reports from it.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <vector>
 
 #include "rmsgrad/autograd/attention_ops.h"
-#include "rmsgrad/core/allocation_tags.h"
 #include "rmsgrad/core/allocator.h"
+#include "rmsgrad/core/observer.h"
 #include "rmsgrad/rmsgrad.h"
+#ifdef RG_BENCH_OBSERVERS
+#include "bench/allocation_accounting.h"
+#endif
 
 using namespace rg;
 
@@ -184,15 +192,100 @@ TEST_CASE("gathered attention values: a second backward over a kept graph adds i
   tape().clear();
 }
 
-TEST_CASE("allocation tags charge a forward op's output to the op") {
-  set_allocation_tracking(true);
+namespace {
+
+// Each block as the observer hears of it: its bytes, the scope open when it
+// was allocated ("" outside any), and the op that recorded itself next.
+struct BlockLog : Observer {
+  struct Block {
+    size_t bytes;
+    std::string scope, op;
+    bool released = false;
+  };
+  std::mutex mutex;
+  std::vector<Block> blocks;             // in allocation order
+  std::map<const void*, size_t> live;    // into blocks
+  std::vector<size_t> unclaimed;         // allocated outside scopes since the last op recorded itself
+  std::vector<std::string> open_scopes;  // (the test enters scopes on one thread)
+
+  void allocation_finished(const void* p, size_t bytes) override {
+    std::lock_guard lock(mutex);
+    live[p] = blocks.size();
+    if (open_scopes.empty()) unclaimed.push_back(blocks.size());
+    blocks.push_back({bytes, open_scopes.empty() ? "" : open_scopes.back(), ""});
+  }
+  void release_started(const void* p, size_t) override {
+    std::lock_guard lock(mutex);
+    auto it = live.find(p);
+    if (it == live.end()) return;  // allocated before the log was installed
+    blocks[it->second].released = true;
+    live.erase(it);
+  }
+  void op_recorded(const char* op) override {
+    std::lock_guard lock(mutex);
+    for (size_t i : unclaimed) blocks[i].op = op;
+    unclaimed.clear();
+  }
+  void scope_entered(const char* name) override {
+    std::lock_guard lock(mutex);
+    open_scopes.push_back(name);
+  }
+  void scope_left() override {
+    std::lock_guard lock(mutex);
+    open_scopes.pop_back();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("an observer hears each block: a forward's before its op records itself, a gradient in its scope") {
+  tape().clear();
+  Var w = parameter(Tensor::ones(Shape{64, 256}));  // 64 KB
+  BlockLog log;
+  install_observer(&log);
+  {
+    Var y = tanh(w);
+    sum(y).backward();
+  }
+  install_observer(nullptr);
+  tape().clear();
+
+  const size_t kBytes = size_t{64} * 256 * 4;
+  auto count = [&](const std::string& scope, const std::string& op) {
+    return std::count_if(log.blocks.begin(), log.blocks.end(), [&](const BlockLog::Block& b) {
+      return b.bytes == kBytes && b.scope == scope && b.op == op;
+    });
+  };
+  CHECK(count("", "tanh") == 1);                 // y, allocated before tanh recorded itself
+  CHECK(count("parameter gradients", "") == 1);  // w's gradient
+  CHECK(log.open_scopes.empty());
+  // Everything the step allocated went back but w's gradient, which w keeps.
+  for (const BlockLog::Block& b : log.blocks) CHECK((b.released || b.scope == "parameter gradients"));
+  CHECK(log.live.size() == 1);
+}
+
+#ifdef RG_BENCH_OBSERVERS
+TEST_CASE("allocation accounting charges a forward op's output to the op, a parameter's gradient to its tag") {
   tape().clear();
   Var w = parameter(Tensor::ones(Shape{64, 256}));  // 64 KB: tracked like any block
+  bench::AllocationAccounting accounting;
+  auto live = [&](const std::string& tag) {
+    for (const bench::TaggedBytes& t : accounting.breakdown().tags)
+      if (t.tag == tag) return t.live;
+    return size_t{0};
+  };
+  const size_t kBytes = size_t{64} * 256 * 4;
   Var y = tanh(w);
-  bool found = false;
-  for (const TaggedBytes& t : allocation_breakdown().tags)
-    if (t.tag == "forward:tanh") found = t.live >= size_t{64} * 256 * 4;
-  CHECK(found);
+  CHECK(live("forward:tanh") == kBytes);
+  {
+    ObserverScope scope("inputs");
+    Tensor batch = Tensor::zeros(Shape{64, 256});
+    CHECK(live("inputs") == kBytes);
+  }
+  CHECK(live("inputs") == 0);
+  sum(y).backward();
+  CHECK(live("parameter gradients") == kBytes);
+  CHECK(accounting.breakdown().peak >= 3 * kBytes);  // y, its gradient and w's
   tape().clear();
-  set_allocation_tracking(false);
 }
+#endif

@@ -1,14 +1,20 @@
 // The tape: recording order, accumulation, skipping, no-grad, release, printing,
-// and the op profile it feeds.
+// what it tells an observer, and the op profile that listens (bench/profiling.h).
 #include <doctest/doctest.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
-#include "rmsgrad/core/kernel_clock.h"
+#include "rmsgrad/core/observer.h"
 #include "rmsgrad/rmsgrad.h"
+#ifdef RG_BENCH_OBSERVERS
+#include "bench/profiling.h"
+#endif
 
 using namespace rg;
 
@@ -249,16 +255,79 @@ TEST_CASE("backward reports each parameter once, when its gradient is final") {
   CHECK(!spare.has_grad());
 }
 
+namespace {
+
+// Every hook heard, in order, as one line each (products by their shape).
+struct EventLog : Observer {
+  std::mutex mutex;
+  std::vector<std::string> events;
+  void add(std::string event) {
+    std::lock_guard lock(mutex);
+    events.push_back(std::move(event));
+  }
+  void op_recorded(const char* op) override { add(std::string("record ") + op); }
+  void backward_ran(const char* op) override { add(std::string("backward ") + op); }
+  void gemm_started(const GemmCall& c) override { add(fmt::format("gemm {}x{}x{}", c.m, c.n, c.k)); }
+  void scope_entered(const char* name) override { add(std::string("enter ") + name); }
+  void scope_left() override { add("leave"); }
+};
+
+// Whether `events` holds `expected` in this order, with anything between.
+bool in_order(const std::vector<std::string>& events, const std::vector<std::string>& expected) {
+  auto at = events.begin();
+  for (const std::string& e : expected) {
+    at = std::find(at, events.end(), e);
+    if (at == events.end()) return false;
+    ++at;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("an installed observer hears each op record itself after its products, then each backward") {
+  Generator gen(3);
+  Var w = parameter(normal(Shape{4, 3}, 0.0f, 0.1f, gen));
+  Var x = constant(normal(Shape{2, 4}, 0.0f, 1.0f, gen));
+  EventLog log;
+  install_observer(&log);
+  CHECK_THROWS_WITH_AS(install_observer(&log), doctest::Contains("already installed"), Error);
+  Var loss = sum(tanh(matmul(x, w)));
+  loss.backward();
+  install_observer(nullptr);
+  CHECK(installed_observer() == nullptr);
+  sum(w * 2.0f).backward();  // heard by no one
+  tape().clear();
+
+  CAPTURE(fmt::format("{}", fmt::join(log.events, " | ")));
+  // The forward: y = x·w [2, 3], then tanh and sum; the backward in reverse,
+  // dW = xᵀ·dY [4, 3] into w's gradient, a leaf's.
+  CHECK(in_order(log.events, {"gemm 2x3x4", "record matmul", "record tanh", "record sum", "enter backward workspace",
+                              "backward sum", "backward tanh", "enter parameter gradients", "gemm 4x3x2",
+                              "backward matmul"}));
+  CHECK(std::count(log.events.begin(), log.events.end(), "record sum") == 1);
+  // Every scope entered is left, the backward workspace last.
+  int open = 0;
+  for (const std::string& e : log.events) {
+    open += e.starts_with("enter ") ? 1 : e == "leave" ? -1 : 0;
+    CHECK(open >= 0);
+  }
+  CHECK(open == 0);
+  CHECK(log.events.back() == "leave");
+}
+
+#ifdef RG_BENCH_OBSERVERS
 TEST_CASE("a profile charges every stretch of a step to one op or phase, products apart") {
   Generator gen(3);
   Var w = parameter(normal(Shape{64, 64}, 0.0f, 0.1f, gen));
   Var x = constant(normal(Shape{32, 64}, 0.0f, 1.0f, gen));
   const auto start = std::chrono::steady_clock::now();
-  std::map<std::string, OpTimes> totals;
+  std::map<std::string, bench::OpTimes> totals;
   double total = 0.0;
   {
-    OpProfile profile;
-    CHECK_THROWS_WITH_AS(OpProfile(), doctest::Contains("already running"), Error);
+    bench::OpProfile profile;
+    CHECK(bench::OpProfile::current() == &profile);
+    CHECK_THROWS_WITH_AS(bench::OpProfile(), doctest::Contains("already installed"), Error);
     Var loss = sum(tanh(matmul(x, w)));
     loss.backward();
     profile.mark("update");
@@ -281,6 +350,24 @@ TEST_CASE("a profile charges every stretch of a step to one op or phase, product
   // clock outside saw.
   CHECK(total > 0);
   CHECK(total <= elapsed);
-  CHECK(OpProfile::current() == nullptr);
-  CHECK_FALSE(kernel_timing());
+  CHECK(bench::OpProfile::current() == nullptr);
+  CHECK(installed_observer() == nullptr);
 }
+
+TEST_CASE("a gemm recording notes every product a step asks for") {
+  Generator gen(3);
+  Var w = parameter(normal(Shape{4, 3}, 0.0f, 0.1f, gen));
+  Var x = constant(normal(Shape{2, 4}, 0.0f, 1.0f, gen));
+  std::vector<GemmCall> calls;
+  {
+    bench::GemmRecording recording;
+    sum(matmul(x, w)).backward();
+    calls = recording.calls();
+  }
+  tape().clear();
+  REQUIRE(calls.size() == 2);  // y = x·w, dW = xᵀ·dY
+  CHECK((calls[0].m == 2 && calls[0].n == 3 && calls[0].k == 4 && !calls[0].trans_a));
+  CHECK((calls[1].m == 4 && calls[1].n == 3 && calls[1].k == 2 && calls[1].trans_a));
+  CHECK(bench::flops(calls[0]) == 2.0 * 2 * 3 * 4);
+}
+#endif

@@ -26,13 +26,13 @@ ConvPoolStep::ConvPoolStep(const NormChoice& norm, Sizes& sizes) {
   const AdamOptions adam = read_adam(sizes, recipe_adam);
   const ClipOptions clip = read_clip(sizes, recipe.clip);
   {
-    ScopedAllocationTag tag("parameters");
+    ObserverScope scope("parameters");
     model_ = std::make_unique<ConvPoolCnnC>(options_, init_, noise_);
     adam_ = std::make_unique<Adam>(model_->named_parameters(), adam);
     use_training_step(*adam_, clip);
   }
   {
-    ScopedAllocationTag tag("inputs");
+    ObserverScope scope("inputs");
     images_ = normal(Shape{batch, 3, 32, 32}, 0.0f, 1.0f, data_);
   }
   for (int64_t i = 0; i < batch; ++i) labels_.push_back(static_cast<int32_t>(data_.randint(10)));

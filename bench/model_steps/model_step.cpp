@@ -122,7 +122,7 @@ std::unique_ptr<ModelStep> make_model_step(std::string_view model, const NormCho
 }
 
 TokenBatch random_tokens(const std::vector<int64_t>& lengths, int64_t vocab, Generator& gen, int32_t eos) {
-  ScopedAllocationTag tag("inputs");
+  ObserverScope scope("inputs");
   const int64_t batch = static_cast<int64_t>(lengths.size());
   const int64_t steps = *std::max_element(lengths.begin(), lengths.end());
   std::vector<int32_t> ids(static_cast<size_t>(steps * batch), 0);
@@ -175,7 +175,7 @@ void ModelStep::take_step(const Var& loss) {
   profile_mark("backward bookkeeping");  // the pass's end: intermediate gradients released
   StepOutcome outcome;
   {
-    ScopedAllocationTag tag("optimizer state");
+    ObserverScope scope("optimizer state");
     outcome = training_step_->update(loss);
   }
   profile_mark("optimizer");  // the clip, the finite check and the update

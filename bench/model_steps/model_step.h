@@ -10,10 +10,10 @@
 //   step->run();                          // forward, then the drivers' TrainingStep: backward, clip, update
 //   step->loss();                         // the loss of that step
 //
-// Every allocation outside the forward and backward passes is tagged
-// (core/allocation_tags.h, for bench_memory): "parameters", "inputs", and
-// "optimizer state" for the update (Adam allocates its moments on its first
-// step).
+// Every allocation outside the forward and backward passes is in a named
+// ObserverScope (core/observer.h), a tag for bench_memory's accounting
+// (bench/allocation_accounting.h): "parameters", "inputs", and "optimizer
+// state" for the update (Adam allocates its moments on its first step).
 //
 // Every model draws its parameters and its batch from fixed seeds, so two
 // steps built with different norms see the same batch, and the same model
@@ -26,9 +26,9 @@
 #include <string_view>
 #include <vector>
 
-#include "rmsgrad/autograd/op_profile.h"
+#include "bench/profiling.h"
 #include "rmsgrad/autograd/ops.h"
-#include "rmsgrad/core/allocation_tags.h"
+#include "rmsgrad/core/observer.h"
 #include "rmsgrad/dist/gradient_reducer.h"
 #include "rmsgrad/experiments/common/recipes.h"
 #include "rmsgrad/experiments/common/training_step.h"
@@ -104,8 +104,8 @@ class ModelStep {
   // with the recipe's clip; call once the model and its optimizer exist.
   void use_training_step(Optimizer& optimizer, ClipOptions clip);
   // One step on `loss`: the TrainingStep's parts, each a phase of an
-  // OpProfile ("zero grad", "backward bookkeeping", "optimizer"), the update
-  // under the "optimizer state" allocation tag. Sets loss().
+  // OpProfile (bench/profiling.h: "zero grad", "backward bookkeeping",
+  // "optimizer"), the update in the scope "optimizer state". Sets loss().
   void take_step(const Var& loss);
 
  private:

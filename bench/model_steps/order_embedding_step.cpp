@@ -21,7 +21,7 @@ OrderEmbeddingStep::OrderEmbeddingStep(const NormChoice& norm, Sizes& sizes) {
   const AdamOptions adam = read_adam(sizes, recipe.adam);
   const ClipOptions clip = read_clip(sizes, recipe.clip);
   {
-    ScopedAllocationTag tag("parameters");
+    ObserverScope scope("parameters");
     model_ = std::make_unique<OrderEmbeddingModel>(options, gen_);
     adam_ = std::make_unique<Adam>(model_->named_parameters(), adam);
     use_training_step(*adam_, clip);
@@ -29,7 +29,7 @@ OrderEmbeddingStep::OrderEmbeddingStep(const NormChoice& norm, Sizes& sizes) {
   std::vector<int64_t> lengths(batch);
   for (int64_t b = 0; b < batch; ++b) lengths[b] = 6 + (5 * b) % 12;
   captions_ = random_tokens(lengths, options.vocab_size, gen_);
-  ScopedAllocationTag tag("inputs");
+  ObserverScope scope("inputs");
   images_ = normal(Shape{batch, options.image_dim}, 0.0f, 1.0f, gen_);
 }
 

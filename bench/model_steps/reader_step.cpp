@@ -24,7 +24,7 @@ ReaderStep::ReaderStep(const NormChoice& norm, Sizes& sizes) {
   const AdamOptions adam = read_adam(sizes, recipe.adam);
   const ClipOptions clip = read_clip(sizes, recipe.clip);
   {
-    ScopedAllocationTag tag("parameters");
+    ObserverScope scope("parameters");
     model_ = std::make_unique<AttentiveReader>(options, gen_, noise_gen_);
     model_->train();
     adam_ = std::make_unique<Adam>(model_->named_parameters(), adam);
@@ -48,7 +48,7 @@ void ReaderStep::reshape(int64_t batch, int64_t doc_len, int64_t query_len) {
   std::vector<int32_t> candidate_ids(static_cast<size_t>(batch * k)), answer_ids;
   for (auto& id : candidate_ids) id = 4 + static_cast<int32_t>(gen_.randint(vocab_ - 4));
   for (int64_t i = 0; i < batch; ++i) answer_ids.push_back(static_cast<int32_t>(i % k));
-  ScopedAllocationTag tag("inputs");
+  ObserverScope scope("inputs");
   candidates_ = Indices(Shape{batch, k}, candidate_ids);
   answers_ = Indices(Shape{batch}, answer_ids);
   candidate_padding_ = Tensor::zeros(Shape{batch, k});

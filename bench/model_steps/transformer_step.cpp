@@ -30,7 +30,7 @@ TransformerStep::TransformerStep(const NormChoice& norm, Sizes& sizes) {
   const AdamOptions adam = read_adam(sizes, recipe.adam);
   const ClipOptions clip = read_clip(sizes, recipe.clip);
   {
-    ScopedAllocationTag tag("parameters");
+    ObserverScope scope("parameters");
     model_ = std::make_unique<Transformer>(options_, gen_, noise_gen_);
     model_->train();
   }
