@@ -1,4 +1,4 @@
-// What a step keeps alive (issue 20): the allocator's bound, the tape's
+// What a step keeps alive: the allocator's bound, the tape's
 // release during backward, the fused ops against their composed forms, what
 // the allocator and the tape tell an observer of each block, and the
 // allocation accounting that bench_memory reports from it.
