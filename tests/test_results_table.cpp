@@ -1,6 +1,7 @@
 // The paper-style results table over sibling run directories.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include <unistd.h>
@@ -187,4 +188,68 @@ TEST_CASE("--label and --reference: rows by another config key, numbers in order
   // C = 16 against C = 0: differences +3, +4: mean +3.5, sd 0.707, t(0.975, 1) = 12.706:
   // ±12.706 · 0.707 / √2 = ±6.35.
   CHECK(table.find("+3.5 (-2.9 to +9.9)") != std::string::npos);
+}
+
+TEST_CASE("--below: the step at which each run first fell under a target, its training time, and a legend") {
+  TempDir tmp("table_below");
+  // Validation errors by step: LayerNorm under 5 at step 30, RMSNorm at 20
+  // (and above again later: the first step counts), pRMSNorm never.
+  const auto write = [&](const std::string& norm, const std::vector<double>& errors) {
+    const fs::path dir = tmp.path / norm;
+    fs::create_directories(dir);
+    std::ofstream(dir / "config.json") << "{\"norm\": \"" << norm << "\", \"seed\": 0}\n";
+    std::ofstream m(dir / "metrics.jsonl");
+    for (size_t i = 0; i < errors.size(); ++i) {
+      const int step = 10 * static_cast<int>(i);
+      if (step > 0)
+        m << R"({"step": )" << step << R"(, "split": "train", "loss": 1.0, "time_sec": )" << step
+          << R"(, "sec_per_1k_steps": 1000, "error_pct": 1.0})" << "\n";  // a train error under 5 does not count
+      m << R"({"step": )" << step << R"(, "split": "valid", "loss": 1.0, "time_sec": )" << step + 0.5
+        << R"(, "error_pct": )" << errors[i] << "}\n";
+    }
+  };
+  write("layernorm", {90, 60, 20, 4.5});
+  write("rmsnorm", {90, 30, 3, 6, 2});
+  write("prmsnorm", {90, 60, 20, 8});
+  TableOptions options;
+  options.metrics = {"error_pct"};
+  options.below = 5;
+  std::string legend;
+  const std::string table = results_table(find_run_dirs({tmp.path.string()}), options, &legend);
+  CAPTURE(table);
+  CHECK(table ==
+        "| norm      | steps to valid error_pct < 5 | s to reach it | valid error_pct | s per 1k steps | speedup vs "
+        "LayerNorm |\n"
+        "|-----------|------------------------------|---------------|-----------------|----------------|------------"
+        "----------|\n"
+        "| layernorm |                           30 |            30 |            4.50 |         1000.0 |            "
+        "        – |\n"
+        "| rmsnorm   |                           20 |            20 |            2.00 |         1000.0 |            "
+        "     0.0% |\n"
+        "| prmsnorm  |                         > 30 |             – |            8.00 |         1000.0 |            "
+        "     0.0% |\n");
+  CHECK(legend.find("`steps to valid error_pct < 5` is the first evaluated step at which it was below 5") !=
+        std::string::npos);
+  CHECK(legend.find("the run's own clock") != std::string::npos);
+  CHECK(std::count(legend.begin(), legend.end(), '\n') == 1);  // two lines
+
+  // With paired timing the time to the target is the steps × the fused step's time.
+  const std::string lines = tmp.write(
+      "paired.jsonl",
+      R"({"model": "convpool", "impl": "fused", "norm": "layernorm", "threads": 1, "pairs": 20, "ms_per_step": 800.0, "ratio_vs_layernorm": 1.0, "ci95_low": 1.0, "ci95_high": 1.0})"
+      "\n"
+      R"({"model": "convpool", "impl": "fused", "norm": "rmsnorm", "threads": 1, "pairs": 20, "ms_per_step": 750.0, "ratio_vs_layernorm": 0.94, "ci95_low": 0.9, "ci95_high": 0.98})"
+      "\n");
+  const PairedTimes paired = read_paired_timing(lines);
+  options.paired = &paired;
+  const std::string with_paired = results_table(find_run_dirs({tmp.path.string()}), options, &legend);
+  CAPTURE(with_paired);
+  CHECK(with_paired.find("| layernorm |                           30 |            24 |") != std::string::npos);
+  CHECK(with_paired.find("| rmsnorm   |                           20 |            15 |") != std::string::npos);
+  CHECK(legend.find("those steps × the fused step's paired time") != std::string::npos);
+
+  // Several seeds of a label: one run per label only.
+  write_run(tmp.path / "layernorm-seed2", "layernorm", 100.0, 3.0);
+  CHECK(test::error_of([&] { results_table(find_run_dirs({tmp.path.string()}), options); })
+            .find("--below takes one run per norm; 'layernorm' has 2") != std::string::npos);
 }

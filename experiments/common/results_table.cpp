@@ -104,6 +104,14 @@ RunSummary summarize_run(const fs::path& dir, const TableOptions& options) {
       if (line.contains("epoch") && line["epoch"].is_number() && line["epoch"].get<double>() > 0)
         steps_per_epoch = line["step"].get<double>() / line["epoch"].get<double>();
     }
+    if (!options.splits.empty() && !options.metrics.empty() && split == options.splits[0] &&
+        line.contains(options.metrics[0]) && line[options.metrics[0]].is_number()) {
+      s.last_step = line["step"].get<int64_t>();
+      if (s.below_step < 0 && line[options.metrics[0]].get<double>() < options.below) {
+        s.below_step = s.last_step;
+        if (line.contains("time_sec") && line["time_sec"].is_number()) s.below_seconds = line["time_sec"].get<double>();
+      }
+    }
     for (size_t i = 0; i < options.splits.size(); ++i) {
       if (split != options.splits[i]) continue;
       for (size_t m = 0; m < per_split; ++m) {
@@ -185,6 +193,60 @@ void add_time_headers(std::vector<std::string>& header, const TableOptions& opti
     header.push_back(time_header(options.time));
     header.push_back("speedup vs " + reference_name(options));
   }
+}
+
+// The steps-to-target columns (TableOptions::below): "steps to valid error_pct < 5", "s to reach it".
+std::string below_target(const TableOptions& options) {
+  return fmt::format("{} {} < {}", options.splits.front(), options.metrics.front(), options.below);
+}
+
+void add_below_cells(std::vector<std::string>& row, const RunSummary& r, const TableOptions& options) {
+  if (std::isnan(options.below)) return;
+  if (r.below_step < 0) {
+    row.push_back(r.last_step < 0 ? "–" : fmt::format("> {}", r.last_step));
+    row.push_back("–");
+    return;
+  }
+  row.push_back(std::to_string(r.below_step));
+  double seconds = r.below_seconds;
+  if (options.paired != nullptr) {
+    const PairedRow* fused = options.paired->find("fused", r.label);
+    seconds = fused ? static_cast<double>(r.below_step) * fused->ms_per_step / 1000.0 : kMissing;
+  }
+  row.push_back(cell(seconds, 0));
+}
+
+// One or two lines on what the columns mean.
+std::string legend_text(const TableOptions& options, bool several_seeds) {
+  std::string quality;
+  for (const std::string& split : options.splits)
+    for (const std::string& metric : options.metrics)
+      quality += fmt::format("{}`{} {}`", quality.empty() ? "" : ", ", split, metric);
+  std::string out =
+      several_seeds
+          ? fmt::format("Columns: {} is the last evaluation's value, as mean ± sd over a label's seeds, and "
+                        "`− {} (95% CI)` its difference from the {} run of the same seed, averaged, with a 95% "
+                        "interval.",
+                        quality, reference_name(options), reference_name(options))
+          : fmt::format("Columns: {} is the value at each run's last evaluation.", quality);
+  if (!std::isnan(options.below))
+    out += fmt::format(
+        " `steps to {}` is the first evaluated step at which it was below {} (\"> N\": not by its last evaluation, "
+        "step N), and `s to reach it` the training time to that step{}.",
+        below_target(options), options.below,
+        options.paired != nullptr ? " (those steps × the fused step's paired time)"
+                                  : " (the run's own clock, evaluation excluded)");
+  if (options.paired != nullptr)
+    out += fmt::format("\nThe time columns: `ms per step` is one training step with our fused kernels; `speedup` is "
+                       "(T_{0} − T) / T_{0} for the step, fused or composed from ops, timed against {0}'s in pairs "
+                       "in one process, with its 95% interval.",
+                       reference_name(options));
+  else
+    out += fmt::format("\nThe time columns: `{}` is the median of the run's logged intervals{}; `speedup vs {}` is "
+                       "(T_ref − T) / T_ref, T_ref being {}'s time.",
+                       time_header(options.time), several_seeds ? " (mean over seeds)" : "", reference_name(options),
+                       reference_name(options));
+  return out;
 }
 
 // Runs with the same label (one norm, several seeds), in the paper's order;
@@ -277,17 +339,27 @@ std::string seeds_table(const std::vector<std::vector<RunSummary>>& groups, cons
 
 }  // namespace
 
-std::string results_table(const std::vector<fs::path>& dirs, const TableOptions& options) {
+std::string results_table(const std::vector<fs::path>& dirs, const TableOptions& options, std::string* legend) {
   std::vector<RunSummary> runs;
   for (const fs::path& d : dirs) runs.push_back(summarize_run(d, options));
   const std::vector<std::vector<RunSummary>> groups = group_by_label(std::move(runs));
   for (const auto& g : groups)
-    if (g.size() > 1) return seeds_table(groups, options);
+    if (g.size() > 1) {
+      check(std::isnan(options.below), "paper_table: --below takes one run per {}; '{}' has {}", options.label_key,
+            g.front().label, g.size());
+      if (legend != nullptr) *legend = legend_text(options, true);
+      return seeds_table(groups, options);
+    }
+  if (legend != nullptr) *legend = legend_text(options, false);
 
   double reference = kMissing;
   for (const auto& g : groups)
     if (g.front().label == options.reference) reference = g.front().seconds;
   std::vector<std::string> header = {options.label_key};
+  if (!std::isnan(options.below)) {
+    header.push_back("steps to " + below_target(options));
+    header.push_back("s to reach it");
+  }
   for (const std::string& split : options.splits)
     for (const std::string& metric : options.metrics) header.push_back(split + " " + metric);
   add_time_headers(header, options);
@@ -295,6 +367,7 @@ std::string results_table(const std::vector<fs::path>& dirs, const TableOptions&
   for (const auto& g : groups) {
     const RunSummary& r = g.front();
     std::vector<std::string> row = {r.label};
+    add_below_cells(row, r, options);
     for (double m : r.metric) row.push_back(cell(m, options.decimals));
     add_time_cells(row, r.label, r.seconds, reference, options);
     rows.push_back(row);

@@ -26,6 +26,12 @@
 // time columns are replaced by the fused step's ms, the fused speedup and the
 // composed speedup with their 95% intervals (experiments/common/paired_timing.h):
 // separate runs cannot resolve differences below ~5%.
+// With TableOptions::below (paper_table --below 5, for a metric where lower
+// is better), two columns after the label: the first step whose first split's
+// first metric is below it ("> N" when none is, N the last evaluated step),
+// and the training time to that step: steps × the fused step's paired time
+// when paired timing is given, else the run's own time_sec on that line
+// (training time, evaluation excluded). One run per label only.
 // Rows follow the paper's order (none, layernorm, rmsnorm, prmsnorm, ...),
 // then any other labels, numbers by value, the rest alphabetically.
 // Several runs with the same label (one norm, several seeds: SEEDS="1 2 3"
@@ -34,6 +40,7 @@
 // (experiments/common/seed_statistics.h); the time is the runs' mean.
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -55,6 +62,7 @@ struct TableOptions {
   // (label_key "preact-shift", reference "0").
   std::string label_key = "norm";
   std::string reference = "layernorm";
+  double below = std::numeric_limits<double>::quiet_NaN();  // NaN: no steps-to-target columns
 };
 
 struct RunSummary {
@@ -63,6 +71,10 @@ struct RunSummary {
   std::filesystem::path dir;
   std::vector<double> metric;  // [split][metric], split-major; NaN when absent
   double seconds = 0.0;        // in the table's unit; NaN when unknown
+  // With TableOptions::below: the first step whose first metric (first split)
+  // is below it (-1: none), its line's time_sec, and the last step carrying it.
+  int64_t below_step = -1, last_step = -1;
+  double below_seconds = std::numeric_limits<double>::quiet_NaN();
 };
 
 // The run directories under `paths` (see above). Throws rg::Error when a path
@@ -73,7 +85,9 @@ std::vector<std::filesystem::path> find_run_dirs(const std::vector<std::string>&
 // metrics line.
 RunSummary summarize_run(const std::filesystem::path& dir, const TableOptions& options);
 
-// The markdown table over every run, rows in the paper's order.
-std::string results_table(const std::vector<std::filesystem::path>& dirs, const TableOptions& options);
+// The markdown table over every run, rows in the paper's order. `legend`, when
+// given, receives one or two lines that say what the columns mean.
+std::string results_table(const std::vector<std::filesystem::path>& dirs, const TableOptions& options,
+                          std::string* legend = nullptr);
 
 }  // namespace rg

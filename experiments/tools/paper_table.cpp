@@ -1,9 +1,11 @@
 // paper_table RUN_DIR...: the paper-style results table over sibling runs
-// (quality metric per split, time per unit, speedup against LayerNorm); see
+// (quality metric per split, time per unit, speedup against LayerNorm; with
+// --below, the steps and training time each run took to get under a target),
+// then a line or two on what the columns mean; see
 // experiments/common/results_table.h.
 //
 //   build/bin/paper_table runs/cifar10 --metric error_pct --split valid,test --time epoch
-//   build/bin/paper_table runs/quickstart --metric error_pct --paired runs/quickstart/paired.jsonl
+//   build/bin/paper_table runs/quickstart --metric error_pct --below 5 --paired runs/quickstart/paired.jsonl
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -32,6 +34,9 @@ int main(int argc, char** argv) {
     app.add_option("--label", options.label_key, "the config.json key whose value labels a run")->capture_default_str();
     app.add_option("--reference", options.reference, "the label the other rows are compared with")
         ->capture_default_str();
+    app.add_option("--below", options.below,
+                   "a target for the first metric on the first split (lower is better): adds the step at which "
+                   "each run first fell below it and the training time to that step");
     std::string paired_path;
     app.add_option("--paired", paired_path,
                    "bench_norm_impl's JSON lines: the time columns from paired timing instead of the runs' logs");
@@ -42,12 +47,18 @@ int main(int argc, char** argv) {
       paired = rg::read_paired_timing(paired_path);
       options.paired = &paired;
     }
-    std::fputs(rg::results_table(rg::find_run_dirs(paths), options).c_str(), stdout);
-    if (options.paired != nullptr)
+    std::string legend;
+    std::fputs(rg::results_table(rg::find_run_dirs(paths), options, &legend).c_str(), stdout);
+    // Without paired timing the legend follows the "(Time from" line, which
+    // scripts/shift_experiment.sh cuts off with everything after it.
+    if (options.paired != nullptr) {
+      std::printf("\n%s\n", legend.c_str());
       std::printf("\n%s\n", rg::paired_timing_explanation(paired).c_str());
-    else
+    } else {
       std::puts("\n(Time from the runs' own logs, one run after another: differences below ~5% are the machine's "
                 "drift, not a measurement; bench/norm_impl_table.sh times the steps in pairs.)");
+      std::printf("%s\n", legend.c_str());
+    }
     return 0;
   });
 }
