@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <type_traits>
 
 #include "bench/model_steps/convpool_step.h"
 #include "bench/model_steps/order_embedding_step.h"
@@ -39,30 +40,22 @@ int64_t Sizes::integer(const std::string& key, int64_t fallback) {
   return value;
 }
 
-// Written with a decimal point or an exponent always, so that JSON readers
-// take it as a real; a float as the shortest text that reads back as it.
+// The fallback is written with a decimal point or an exponent always, so that
+// JSON readers take it as a real; a float as the shortest text that reads back
+// as it, and a float setting parsed as a float.
 template <class Real>
-static std::string real_text(Real value) {
-  std::string number = fmt::format("{}", value);
+Real Sizes::read_real(const std::string& key, Real fallback) {
+  std::string number = fmt::format("{}", fallback);
   if (number.find_first_of(".e") == std::string::npos) number += ".0";
-  return number;
-}
-
-double Sizes::real(const std::string& key, double fallback) {
-  const std::string text = read(key, real_text(fallback), false);
+  const std::string text = read(key, number, false);
   char* end = nullptr;
-  const double value = std::strtod(text.c_str(), &end);
+  const Real value = std::is_same_v<Real, float> ? std::strtof(text.c_str(), &end) : std::strtod(text.c_str(), &end);
   check(end != text.c_str() && *end == '\0' && value >= 0, "--set {}={}: expected a non-negative number", key, text);
   return value;
 }
 
-float Sizes::real(const std::string& key, float fallback) {
-  const std::string text = read(key, real_text(fallback), false);
-  char* end = nullptr;
-  const float value = std::strtof(text.c_str(), &end);
-  check(end != text.c_str() && *end == '\0' && value >= 0, "--set {}={}: expected a non-negative number", key, text);
-  return value;
-}
+double Sizes::real(const std::string& key, double fallback) { return read_real(key, fallback); }
+float Sizes::real(const std::string& key, float fallback) { return read_real(key, fallback); }
 
 std::string Sizes::text(const std::string& key, const std::string& fallback) { return read(key, fallback, true); }
 

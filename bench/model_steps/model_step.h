@@ -57,6 +57,8 @@ class Sizes {
 
  private:
   std::string read(const std::string& key, const std::string& fallback, bool quoted);
+  template <class Real>
+  Real read_real(const std::string& key, Real fallback);
   std::map<std::string, std::string> overrides_;
   std::vector<std::pair<std::string, std::string>> used_;  // key → JSON value
 };

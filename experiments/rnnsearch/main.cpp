@@ -56,14 +56,8 @@ int translate(TranslationConfig cfg, RNNSearchFlags flags) {
 
 int train(int argc, char** argv) {
   const RNNSearchRecipe recipe;
-  TranslationConfig cfg;
-  cfg.run.out = "runs/rnnsearch";
-  cfg.vocab_size = recipe.vocab;
-  cfg.dropout = recipe.dropout;
-  cfg.label_smoothing = recipe.label_smoothing;
-  cfg.lr = recipe.adam.lr;
+  TranslationConfig cfg = translation_config(recipe, "runs/rnnsearch");
   cfg.batch = recipe.batch;
-  cfg.training.clip = recipe.clip.clip;
   RNNSearchFlags flags;
   CLI::App app{"Machine translation with RNNSearch, as Nematus (Zhang & Sennrich 2019, Tables 2-3)"};
   add_translation_flags(app, cfg, {"none", "layernorm", "rmsnorm", "prmsnorm", "l2norm", "weightnorm"},

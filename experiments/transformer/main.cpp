@@ -83,16 +83,10 @@ int translate(TranslationConfig cfg, TransformerFlags flags) {
 
 int train(int argc, char** argv) {
   const TransformerRecipe recipe;
-  TranslationConfig cfg;
-  cfg.run.out = "runs/transformer";
-  cfg.vocab_size = recipe.vocab;
-  cfg.dropout = recipe.dropout;
-  cfg.label_smoothing = recipe.label_smoothing;
-  cfg.lr = recipe.adam.lr;
+  TranslationConfig cfg = translation_config(recipe, "runs/transformer");
   cfg.batch = 1000;  // sentences; the tokens bound the batch
   cfg.batch_tokens = recipe.batch_tokens;
   cfg.norm.norm = "layernorm";
-  cfg.training.clip = recipe.clip.clip;
   cfg.training.steps = 20000;
   TransformerFlags flags;
   CLI::App app{"Machine translation with the Transformer (Zhang & Sennrich 2019, Table 4)"};

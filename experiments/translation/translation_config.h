@@ -34,6 +34,21 @@ struct TranslationConfig {
   int64_t valid_limit = 0, decode_batch = 40;
 };
 
+// The shared settings a model's recipe (experiments/common/recipes.h) sets:
+// its vocabulary, dropout, label smoothing, learning rate and clip; `out` is
+// the driver's default run directory. The batch is the driver's to set.
+template <class Recipe>
+TranslationConfig translation_config(const Recipe& recipe, const std::string& out) {
+  TranslationConfig cfg;
+  cfg.run.out = out;
+  cfg.vocab_size = recipe.vocab;
+  cfg.dropout = recipe.dropout;
+  cfg.label_smoothing = recipe.label_smoothing;
+  cfg.lr = recipe.adam.lr;
+  cfg.training.clip = recipe.clip.clip;
+  return cfg;
+}
+
 // Adds the shared flags (--train-src ... --stop-after) to `app`; `norms` are
 // the --norm choices the model offers and `norm_places` says where they act.
 void add_translation_flags(CLI::App& app, TranslationConfig& cfg, const std::vector<std::string>& norms,
