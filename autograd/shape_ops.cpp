@@ -6,9 +6,11 @@
 //   concat     pieces side by side along an axis             dx_k += g's k-th block
 //   slice      x[.., start:end, ..] along an axis            dx[.., start:end, ..] += g
 //   split      slices that tile the axis                     (each is a slice)
+//   squeeze, unsqueeze, flatten                              (each is a reshape)
 //
 // Concat and slice view tensors as [outer, D, inner] around the axis, so a
 // block is `inner` contiguous floats repeated `outer` times.
+#include <algorithm>
 #include <cstring>
 #include <numeric>
 
@@ -223,6 +225,44 @@ std::vector<Var> split(const Var& x, const std::vector<int64_t>& sizes, int axis
     start += s;
   }
   return out;
+}
+
+// torch.squeeze(x, dim): an axis of size 1 goes, any other stays (torch does
+// not complain about it, and neither do we). A scalar has axes 0 and −1.
+Var squeeze(const Var& x, int axis) {
+  check(x.defined(), "squeeze: undefined input");
+  const int rank = std::max(x.rank(), 1);
+  check(axis >= -rank && axis < rank, "squeeze: axis {} is out of range for {}", axis, x.shape());
+  if (x.rank() == 0 || x.shape()[axis] != 1) return reshape(x, x.shape().dims());
+  return reshape(x, x.shape().without(axis).dims());
+}
+
+Var unsqueeze(const Var& x, int axis) {
+  check(x.defined(), "unsqueeze: undefined input");
+  const int rank = x.rank() + 1;  // of the result
+  check(axis >= -rank && axis < rank, "unsqueeze: axis {} is out of range for {} (the result has {} axes)", axis,
+        x.shape(), rank);
+  check(rank <= Shape::kMaxRank, "unsqueeze: {} already has the most axes a tensor can have, {}", x.shape(),
+        Shape::kMaxRank);
+  std::vector<int64_t> dims = x.shape().dims();
+  dims.insert(dims.begin() + (axis < 0 ? axis + rank : axis), 1);
+  return reshape(x, dims);
+}
+
+Var flatten(const Var& x, int start_axis, int end_axis) {
+  check(x.defined(), "flatten: undefined input");
+  const int rank = std::max(x.rank(), 1);  // a scalar flattens as if it were [1]
+  check(start_axis >= -rank && start_axis < rank && end_axis >= -rank && end_axis < rank,
+        "flatten: axes {}..{} are out of range for {}", start_axis, end_axis, x.shape());
+  const int first = start_axis < 0 ? start_axis + rank : start_axis, last = end_axis < 0 ? end_axis + rank : end_axis;
+  check(first <= last, "flatten: start axis {} comes after end axis {} in {}", start_axis, end_axis, x.shape());
+  if (x.rank() == 0) return reshape(x, {1});
+  std::vector<int64_t> dims = x.shape().dims();
+  int64_t merged = 1;
+  for (int a = first; a <= last; ++a) merged *= dims[a];
+  dims.erase(dims.begin() + first, dims.begin() + last + 1);
+  dims.insert(dims.begin() + first, merged);
+  return reshape(x, dims);
 }
 
 }  // namespace rg

@@ -12,6 +12,9 @@
 // Each row has a weight w (its row weight, 0 when t is ignore_index); the loss
 // is Σ w ℓ / Σ w (or Σ w ℓ). Fused: only lse per row is saved; backward
 // recomputes p from the logits, so no [N, C] tensor outlives the forward.
+// Logits [N, C, d1, ...] (a class score per pixel or per time step) are first
+// permuted to [N, d1, ..., C] and flattened to rows, on the tape, so the same
+// fused kernel serves them; the [N, C] form goes to the kernel directly.
 #include <algorithm>
 #include <cmath>
 
@@ -109,9 +112,10 @@ Var softmax(const Var& x, int axis) {
   });
 }
 
-Var cross_entropy(const Var& logits, const Indices& targets, const CrossEntropyOptions& options) {
-  check(logits.defined(), "cross_entropy: undefined logits");
-  check(logits.rank() == 2, "cross_entropy: logits must be [N, C], got {}", logits.shape());
+namespace {
+
+// logits [N, C], targets [N]: the fused kernel of the header.
+Var cross_entropy_rows(const Var& logits, const Indices& targets, const CrossEntropyOptions& options) {
   const int64_t rows = logits.dim(0), classes = logits.dim(1);
   check(classes > 0, "cross_entropy: logits {} have no classes", logits.shape());
   check(targets.shape.rank() == 1 && targets.shape[0] == rows,
@@ -190,6 +194,29 @@ Var cross_entropy(const Var& logits, const Indices& targets, const CrossEntropyO
                            }
                          });
                        });
+}
+
+}  // namespace
+
+Var cross_entropy(const Var& logits, const Indices& targets, const CrossEntropyOptions& options) {
+  check(logits.defined(), "cross_entropy: undefined logits");
+  check(logits.rank() >= 2, "cross_entropy: logits must be [N, C] or [N, C, d1, ...], got {}", logits.shape());
+  if (logits.rank() == 2) return cross_entropy_rows(logits, targets, options);
+  // [N, C, d1, ...] → [N, d1, ..., C] → [N·d1·..., C]; targets [N, d1, ...] flatten in the same order.
+  const Shape position = logits.shape().without(1);  // [N, d1, ...]
+  check(targets.shape == position, "cross_entropy: targets {} must be [N, d1, ...] = {} for logits {}",
+        targets.shape, position, logits.shape());
+  check(!options.row_weights.defined() || options.row_weights.shape() == position,
+        "cross_entropy: row_weights {} must be [N, d1, ...] = {} for logits {}",
+        options.row_weights.defined() ? options.row_weights.shape() : Shape{}, position, logits.shape());
+  std::vector<int> order{0};
+  for (int a = 2; a < logits.rank(); ++a) order.push_back(a);
+  order.push_back(1);
+  const int64_t classes = logits.dim(1), rows = position.numel();
+  Var flat = reshape(permute(logits, order), {rows, classes});
+  CrossEntropyOptions flat_options = options;
+  if (options.row_weights.defined()) flat_options.row_weights = options.row_weights.reshape(Shape{rows});
+  return cross_entropy_rows(flat, Indices(Shape{rows}, targets.values), flat_options);
 }
 
 }  // namespace rg

@@ -14,6 +14,19 @@
 //   abs      y = |x|              f' = sign(x) (0 at 0)
 //   clamp    y = min(max(x,lo),hi) f' = [lo ≤ x ≤ hi]
 //   s - x    y = s - x            f' = -1
+//   gelu     y = x Φ(x)           f' = Φ(x) + x φ(x)
+//   gelu~    y = x σ(2u)          f' = σ(2u) + 2x σ(2u)(1 − σ(2u)) u'
+//   silu     y = x σ(x)           f' = σ(x) (1 + x (1 − σ(x)))
+//   softplus y = log(1 + e^βx)/β  f' = σ(βx)      (y = x, f' = 1 where βx > threshold)
+//   pow      y = xᵖ               f' = p xᵖ⁻¹     (0 when p = 0)
+//
+// Φ is the standard normal CDF, Φ(x) = erfc(−x/√2)/2, and φ = Φ' its density
+// e^(−x²/2)/√(2π). Written with erfc, Φ keeps its relative precision for
+// negative x, where 1 + erf(x/√2) would cancel (at x = −5, to one digit).
+// gelu~ is the tanh approximation, u = √(2/π)(x + 0.044715 x³): its
+// (1 + tanh u)/2 is σ(2u), which does not cancel for negative u either.
+// softplus is evaluated as (max(βx, 0) + log1p(e^−|βx|))/β, whose exp sees
+// only arguments ≤ 0, so it neither overflows nor rounds e^βx away against 1.
 //
 // The output y is the node's own value, so nothing extra is saved. Piecewise
 // functions are written as a select between constants times plain arithmetic
@@ -134,6 +147,55 @@ Var clamp(const Var& x, float lo, float hi) {
 Var scalar_sub(float s, const Var& x) {
   return unary("scalar_sub", x, kGrainElementwise, [s](float v) { return s - v; },
                [](float, float) { return -1.0f; });
+}
+
+Var gelu(const Var& x, GeluApprox approximate) {
+  constexpr float kInvSqrt2 = 0.70710678118654752f, kInvSqrt2Pi = 0.39894228040143268f;
+  if (approximate == GeluApprox::None)
+    return unary("gelu", x, kGrainHeavy, [](float v) { return 0.5f * v * std::erfc(-v * kInvSqrt2); },
+                 [](float v, float) {
+                   return 0.5f * std::erfc(-v * kInvSqrt2) + v * kInvSqrt2Pi * std::exp(-0.5f * v * v);
+                 });
+  constexpr float kSqrt2OverPi = 0.79788456080286536f, kCubic = 0.044715f;
+  return unary("gelu_tanh", x, kGrainHeavy,
+               [](float v) { return v * fast_sigmoid(2.0f * kSqrt2OverPi * (v + kCubic * v * v * v)); },
+               [](float v, float) {
+                 const float s = fast_sigmoid(2.0f * kSqrt2OverPi * (v + kCubic * v * v * v));
+                 const float du = kSqrt2OverPi * (1.0f + 3.0f * kCubic * v * v);
+                 return s + 2.0f * v * s * (1.0f - s) * du;
+               });
+}
+
+Var silu(const Var& x) {
+  return unary("silu", x, kGrainHeavy, [](float v) { return v * fast_sigmoid(v); },
+               [](float v, float) {
+                 const float s = fast_sigmoid(v);
+                 return s * (1.0f + v * (1.0f - s));
+               });
+}
+
+Var softplus(const Var& x, float beta, float threshold) {
+  check(beta != 0.0f && std::isfinite(beta), "softplus: beta must be finite and non-zero, got {}", beta);
+  return unary(
+      "softplus", x, kGrainHeavy,
+      [beta, threshold](float v) {
+        const float z = beta * v;
+        const float smooth = (branchless_select(z > 0.0f, z, 0.0f) + std::log1p(std::exp(-std::fabs(z)))) / beta;
+        return branchless_select(z > threshold, v, smooth);
+      },
+      [beta, threshold](float v, float) {
+        const float z = beta * v;
+        return branchless_select(z > threshold, 1.0f, 1.0f / (1.0f + std::exp(-z)));
+      });
+}
+
+Var pow(const Var& x, float exponent) {
+  const float p = exponent;
+  if (p == 0.0f)  // x⁰ = 1 for every x (0⁰ and NaN⁰ included), a constant
+    return unary("pow", x, kGrainElementwise, [](float v) { return std::pow(v, 0.0f); },
+                 [](float, float) { return 0.0f; });
+  return unary("pow", x, kGrainHeavy, [p](float v) { return std::pow(v, p); },
+               [p](float v, float) { return p * std::pow(v, p - 1.0f); });
 }
 
 }  // namespace rg

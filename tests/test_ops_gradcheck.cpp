@@ -7,9 +7,10 @@
 // path of Node::input_grad, over uninitialised memory); in the second the
 // later call's backward assigns and the earlier one's adds into it.
 //
-// Ops with kinks or ties (relu, abs, clamp, maximum, max) get inputs on a
-// 0.1 grid offset by 0.05, or distinct values 0.1 apart, so no value is within
-// the step (1e-3) of a kink; log, sqrt, rsqrt and divisors get |x| in [0.5, 2].
+// Ops with kinks or ties (relu, abs, clamp, maximum, max, min, topk, l1 and
+// huber loss, softplus's threshold) get inputs on a 0.1 grid offset by 0.05,
+// or distinct values 0.1 apart, so no value is within the step (1e-3) of a
+// kink; log, sqrt, rsqrt, divisors and fractional powers get |x| in [0.5, 2].
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -149,6 +150,29 @@ TEST_CASE("gradcheck: unary ops and scalar forms") {
   check_cases(cases);
 }
 
+TEST_CASE("gradcheck: gelu, silu, softplus and pow") {
+  const Shape s{3, 5};
+  // Inputs of scale 3 reach both tails of gelu, silu and softplus.
+  auto wide = [&](uint64_t k) { return filled(s, k, [](Generator& g) { return 3.0f * g.normal(); }); };
+  std::vector<Case> cases = {
+      {"gelu", {wide(250)}, [](const std::vector<Var>& v) { return gelu(v[0]); }},
+      {"gelu tanh", {wide(251)}, [](const std::vector<Var>& v) { return gelu(v[0], GeluApprox::Tanh); }},
+      {"silu", {wide(252)}, [](const std::vector<Var>& v) { return silu(v[0]); }},
+      {"softplus", {wide(253)}, [](const std::vector<Var>& v) { return softplus(v[0]); }},
+      {"softplus beta -2", {wide(254)}, [](const std::vector<Var>& v) { return softplus(v[0], -2.0f); }},
+      // β = 2, threshold 1: the switch to x at x = 0.5 is 0.05 from every grid value.
+      {"softplus beta 2 threshold 1", {grid(s, 255)},
+       [](const std::vector<Var>& v) { return softplus(v[0], 2.0f, 1.0f); }},
+      {"pow 2", {randn(s, 256)}, [](const std::vector<Var>& v) { return pow(v[0], 2.0f); }},
+      {"pow 3", {randn(s, 257)}, [](const std::vector<Var>& v) { return pow(v[0], 3.0f); }},
+      {"pow 0", {randn(s, 258)}, [](const std::vector<Var>& v) { return pow(v[0], 0.0f); }},
+      {"pow 0.5", {positive(s, 259)}, [](const std::vector<Var>& v) { return pow(v[0], 0.5f); }},
+      {"pow -1.5", {positive(s, 260)}, [](const std::vector<Var>& v) { return pow(v[0], -1.5f); }},
+      {"pow 2.7", {positive(s, 261)}, [](const std::vector<Var>& v) { return pow(v[0], 2.7f); }},
+  };
+  check_cases(cases);
+}
+
 TEST_CASE("gradcheck: reductions over every axis, with and without keepdim") {
   const Shape s{2, 3, 4};
   std::vector<Case> cases = {
@@ -164,8 +188,43 @@ TEST_CASE("gradcheck: reductions over every axis, with and without keepdim") {
                        [=](const std::vector<Var>& v) { return mean(v[0], axis, keep); }});
       cases.push_back({"max" + tag, {distinct(s, 330 + axis)},
                        [=](const std::vector<Var>& v) { return max(v[0], axis, keep); }});
+      cases.push_back({"min" + tag, {distinct(s, 340 + axis)},
+                       [=](const std::vector<Var>& v) { return min(v[0], axis, keep); }});
     }
   }
+  cases.push_back({"max all", {distinct(s, 350)}, [](const std::vector<Var>& v) { return max(v[0]); }});
+  cases.push_back({"min all", {distinct(s, 351)}, [](const std::vector<Var>& v) { return min(v[0]); }});
+  check_cases(cases);
+}
+
+TEST_CASE("gradcheck: sum, mean, var and std over several axes") {
+  const Shape s{2, 3, 4};
+  struct AxesCase {
+    std::vector<int> axes;
+    bool keep;
+    int correction;
+  };
+  const std::vector<AxesCase> table = {
+      {{0, 2}, false, 1}, {{1, 2}, true, 0}, {{-1, 0}, false, 2},
+      {{}, false, 1}, {{2, 1, 0}, true, 1}, {{1}, false, 1}};
+  std::vector<Case> cases;
+  uint64_t seed = 360;
+  for (const AxesCase& c : table) {
+    std::string tag = " axes {";
+    for (int a : c.axes) tag += std::to_string(a) + " ";
+    tag += std::string("}") + (c.keep ? " keepdim" : "") + " correction " + std::to_string(c.correction);
+    cases.push_back({"sum" + tag, {randn(s, seed++)},
+                     [c](const std::vector<Var>& v) { return sum(v[0], c.axes, c.keep); }});
+    cases.push_back({"mean" + tag, {randn(s, seed++)},
+                     [c](const std::vector<Var>& v) { return mean(v[0], c.axes, c.keep); }});
+    cases.push_back({"var" + tag, {randn(s, seed++)},
+                     [c](const std::vector<Var>& v) { return var(v[0], c.axes, c.correction, c.keep); }});
+    cases.push_back({"std" + tag, {randn(s, seed++)},
+                     [c](const std::vector<Var>& v) { return rg::std(v[0], c.axes, c.correction, c.keep); }});
+  }
+  cases.push_back({"var axis 1", {randn(s, seed++)}, [](const std::vector<Var>& v) { return var(v[0], 1); }});
+  cases.push_back({"std axis -1 keepdim", {randn(s, seed++)},
+                   [](const std::vector<Var>& v) { return rg::std(v[0], -1, 1, true); }});
   check_cases(cases);
 }
 
@@ -232,6 +291,15 @@ TEST_CASE("gradcheck: shape ops") {
   }
   cases.push_back({"split, only the middle piece used", {x(560)},
                    [](const std::vector<Var>& v) { return split(v[0], {1, 2, 1}, 2)[1]; }});
+  cases.push_back({"squeeze axis 1", {randn(Shape{2, 1, 4}, 570)},
+                   [](const std::vector<Var>& v) { return squeeze(v[0], 1); }});
+  cases.push_back({"squeeze an axis of size 3 (kept)", {x(571)},
+                   [](const std::vector<Var>& v) { return squeeze(v[0], 1); }});
+  cases.push_back({"unsqueeze -1", {x(572)}, [](const std::vector<Var>& v) { return unsqueeze(v[0], -1); }});
+  cases.push_back({"unsqueeze 1", {x(573)}, [](const std::vector<Var>& v) { return unsqueeze(v[0], 1); }});
+  cases.push_back({"flatten", {x(574)}, [](const std::vector<Var>& v) { return flatten(v[0]); }});
+  cases.push_back({"flatten 1..2", {x(575)}, [](const std::vector<Var>& v) { return flatten(v[0], 1, 2); }});
+  cases.push_back({"flatten 0..1", {x(576)}, [](const std::vector<Var>& v) { return flatten(v[0], 0, 1); }});
   check_cases(cases);
 }
 
@@ -261,6 +329,13 @@ TEST_CASE("gradcheck: index_select, gather and embedding, with repeated indices"
                    [ids](const std::vector<Var>& v) { return embedding(v[0], ids); }});
   cases.push_back({"embedding ids [3]", {randn(Shape{5, 3}, 621)},
                    [ids1](const std::vector<Var>& v) { return embedding(v[0], ids1); }});
+  // topk on distinct values: the chosen positions cannot change under the step.
+  cases.push_back({"topk k 2 axis -1", {distinct(Shape{3, 5}, 630)},
+                   [](const std::vector<Var>& v) { return topk(v[0], 2, -1).values; }});
+  cases.push_back({"topk k 3 smallest axis 1 of rank 3", {distinct(Shape{2, 4, 3}, 631)},
+                   [](const std::vector<Var>& v) { return topk(v[0], 3, 1, false).values; }});
+  cases.push_back({"topk k = the whole axis 0", {distinct(Shape{3, 2}, 632)},
+                   [](const std::vector<Var>& v) { return topk(v[0], 3, 0).values; }});
   check_cases(cases);
 }
 
@@ -314,6 +389,62 @@ TEST_CASE("gradcheck: softmax, log_softmax and cross_entropy") {
                        return cross_entropy(v[0], targets, options);
                      }});
   }
+  check_cases(cases);
+}
+
+TEST_CASE("gradcheck: cross_entropy over [N, C, d1, ...] logits") {
+  const Indices t3(Shape{2, 3}, {0, 3, 1, 2, -100, 0});
+  const Indices t4(Shape{2, 2, 2}, {2, 0, 1, 1, 0, 2, -100, 1});
+  Tensor w4 = Tensor::from(Shape{2, 2, 2}, {1.0f, 0.5f, 0.0f, 2.0f, 1.0f, 1.0f, 0.25f, 1.0f});
+  CrossEntropyOptions smooth_sum;
+  smooth_sum.label_smoothing = 0.1f;
+  smooth_sum.row_weights = w4;
+  smooth_sum.mean = false;
+  std::vector<Case> cases = {
+      {"cross_entropy [2, 4, 3]", {randn(Shape{2, 4, 3}, 740)},
+       [t3](const std::vector<Var>& v) { return cross_entropy(v[0], t3); }},
+      {"cross_entropy [2, 3, 2, 2], smoothing, weights, sum", {randn(Shape{2, 3, 2, 2}, 741)},
+       [t4, smooth_sum](const std::vector<Var>& v) { return cross_entropy(v[0], t4, smooth_sum); }},
+  };
+  check_cases(cases);
+}
+
+TEST_CASE("gradcheck: losses, every reduction, gradients to input and target") {
+  const Shape s{3, 5};
+  const std::vector<std::pair<const char*, Reduction>> reductions = {
+      {"mean", Reduction::Mean}, {"sum", Reduction::Sum}, {"none", Reduction::None}};
+  std::vector<Case> cases;
+  uint64_t seed = 750;
+  for (const auto& [tag, r] : reductions) {
+    const std::string name = std::string(", ") + tag;
+    const Reduction red = r;
+    cases.push_back({"mse_loss" + name, {randn(s, seed++), randn(s, seed++)},
+                     [red](const std::vector<Var>& v) { return mse_loss(v[0], v[1], red); }});
+    // Input on the 0.05-offset grid, target on the plain one: x − t is never
+    // within 0.05 of 0 (l1's kink) or of ±0.5, ±1 (huber's δ).
+    cases.push_back({"l1_loss" + name, {grid(s, seed++), grid(s, seed++, 0.0f)},
+                     [red](const std::vector<Var>& v) { return l1_loss(v[0], v[1], red); }});
+    cases.push_back({"huber_loss delta 1" + name, {grid(s, seed++), grid(s, seed++, 0.0f)},
+                     [red](const std::vector<Var>& v) { return huber_loss(v[0], v[1], 1.0f, red); }});
+    cases.push_back({"huber_loss delta 0.5" + name, {grid(s, seed++), grid(s, seed++, 0.0f)},
+                     [red](const std::vector<Var>& v) { return huber_loss(v[0], v[1], 0.5f, red); }});
+    Tensor soft = filled(s, seed++, [](Generator& g) { return g.uniform(); });
+    cases.push_back({"binary_cross_entropy_with_logits" + name, {randn(s, seed++), soft},
+                     [red](const std::vector<Var>& v) { return binary_cross_entropy_with_logits(v[0], v[1], red); }});
+    Tensor pos = positive(Shape{5}, seed++);
+    cases.push_back({"binary_cross_entropy_with_logits pos_weight [5]" + name, {randn(s, seed++), soft},
+                     [red, pos](const std::vector<Var>& v) {
+                       return binary_cross_entropy_with_logits(v[0], v[1], red, pos);
+                     }});
+    const Indices rows({1, -100, 4});
+    const Indices positions(Shape{2, 3}, {0, 2, 3, 3, -100, 1});
+    cases.push_back({"nll_loss [3, 5]" + name, {randn(s, seed++)},
+                     [red, rows](const std::vector<Var>& v) { return nll_loss(v[0], rows, -100, red); }});
+    cases.push_back({"nll_loss [2, 4, 3]" + name, {randn(Shape{2, 4, 3}, seed++)},
+                     [red, positions](const std::vector<Var>& v) { return nll_loss(v[0], positions, -100, red); }});
+  }
+  cases.push_back({"mse_loss(x, x)", {randn(s, seed++)},
+                   [](const std::vector<Var>& v) { return mse_loss(v[0], v[0]); }});
   check_cases(cases);
 }
 
