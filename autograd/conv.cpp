@@ -5,7 +5,7 @@
 // For one sample, unfold every kh×kw window of the padded input into a column:
 //
 //   col [K, P],  K = C·kh·kw, P = Ho·Wo
-//   col[(c·kh + i)·kw + j, oh·Wo + ow] = x[c, oh·s − pad + i, ow·s − pad + j]   (0 outside)
+//   col[(c·kh + i)·kw + j, oh·Wo + ow] = x[c, oh·s − pad_h + i, ow·s − pad_w + j]   (0 outside)
 //
 // Then the convolution is one GEMM with the weight viewed as W [O, K]:
 //
@@ -26,6 +26,11 @@
 // A 1×1 convolution with stride 1 and no padding on a large map needs no
 // unfolding: col is the sample itself, [C, H·W]. Nothing but the inputs is
 // saved for backward; col is rebuilt there (cheaper in memory than keeping N).
+//
+// conv1d is the same computation on 1×L maps: x [N, C, L] holds the floats of
+// x [N, C, 1, L] and weight [O, C, k] those of [O, C, 1, k], so with H = kh = 1,
+// pad_h = 0 and pad_w = padding the kernels run unchanged and give exactly
+// what conv2d gives on the reshaped tensors.
 //
 // Samples run in parallel, each thread with its own buffers and its own
 // partial dW and db, summed at the end; BLAS runs single-threaded inside.
@@ -51,18 +56,18 @@ constexpr int64_t kGroupColumns = 256;
 struct ConvGeometry {
   int64_t n, c, h, w;      // input
   int64_t o, kh, kw;       // weight
-  int64_t stride, pad;
+  int64_t stride, pad_h, pad_w;  // conv1d: H = kh = 1, pad_h = 0
   int64_t ho, wo;          // output
   int64_t k() const { return c * kh * kw; }
   int64_t p() const { return ho * wo; }
   int64_t in_size() const { return c * h * w; }
   int64_t out_size() const { return o * p(); }
-  bool pointwise() const { return kh == 1 && kw == 1 && stride == 1 && pad == 0; }  // col = x
-  // The output columns [first, last) whose input column ow·stride − pad + j
+  bool pointwise() const { return kh == 1 && kw == 1 && stride == 1 && pad_h == 0 && pad_w == 0; }  // col = x
+  // The output columns [first, last) whose input column ow·stride − pad_w + j
   // lies inside the image; the others read padding.
   std::pair<int64_t, int64_t> inside(int64_t j) const {
-    const int64_t first = std::clamp((pad - j + stride - 1) / stride, int64_t{0}, wo);
-    const int64_t span = w - 1 + pad - j;  // ow·stride ≤ span; C++ division truncates, so keep it non-negative
+    const int64_t first = std::clamp((pad_w - j + stride - 1) / stride, int64_t{0}, wo);
+    const int64_t span = w - 1 + pad_w - j;  // ow·stride ≤ span; C++ division truncates, so keep it non-negative
     const int64_t last = span < 0 ? first : std::clamp(span / stride + 1, first, wo);
     return {first, last};
   }
@@ -86,13 +91,13 @@ void im2col(const float* x, float* col, int64_t ld, const ConvGeometry& g) {
         const auto [first, last] = g.inside(j);
         for (int64_t oh = 0; oh < g.ho; ++oh) {
           float* out = row + oh * g.wo;
-          const int64_t ih = oh * g.stride - g.pad + i;
+          const int64_t ih = oh * g.stride - g.pad_h + i;
           if (ih < 0 || ih >= g.h) {
             std::fill(out, out + g.wo, 0.0f);
             continue;
           }
           const float* in = x + (c * g.h + ih) * g.w;
-          const int64_t shift = j - g.pad;  // column ow reads in[ow·stride + shift]
+          const int64_t shift = j - g.pad_w;  // column ow reads in[ow·stride + shift]
           std::fill(out, out + first, 0.0f);
           if (g.stride == 1)
             std::memcpy(out + first, in + first + shift, sizeof(float) * (last - first));
@@ -120,11 +125,11 @@ void col2im_add(const float* dcol, int64_t ld, float* dx, const ConvGeometry& g)
         const float* row = dcol + ((c * g.kh + i) * g.kw + j) * ld;
         const auto [first, last] = g.inside(j);
         for (int64_t oh = 0; oh < g.ho; ++oh) {
-          const int64_t ih = oh * g.stride - g.pad + i;
+          const int64_t ih = oh * g.stride - g.pad_h + i;
           if (ih < 0 || ih >= g.h) continue;
           const float* in = row + oh * g.wo;
           float* out = dx + (c * g.h + ih) * g.w;
-          const int64_t shift = j - g.pad;
+          const int64_t shift = j - g.pad_w;
           if (g.stride == 1) {
 #pragma omp simd
             for (int64_t ow = first; ow < last; ++ow) out[ow + shift] += in[ow];
@@ -250,38 +255,61 @@ void conv2d_backward(const float* x, const float* weight, const float* dy, float
   }
 }
 
-}  // namespace
-
-Var conv2d(const Var& x, const Var& weight, const Var& bias, int64_t stride, int64_t padding) {
-  check(x.defined() && weight.defined(), "conv2d: undefined input or weight");
-  check(x.rank() == 4, "conv2d: input must be [N, C, H, W], got {}", x.shape());
-  check(weight.rank() == 4, "conv2d: weight must be [O, C, kh, kw], got {}", weight.shape());
-  check(weight.dim(1) == x.dim(1), "conv2d: input {} has {} channels but weight {} expects {}", x.shape(), x.dim(1),
+// The checks conv2d and conv1d share; `x_axes` and `w_axes` name the layouts
+// ("N, C, H, W" or "N, C, L") in the messages.
+void check_conv_inputs(const char* op, const Var& x, const Var& weight, const Var& bias, int64_t rank,
+                       const char* x_axes, const char* w_axes, int64_t stride, int64_t padding) {
+  check(x.defined() && weight.defined(), "{}: undefined input or weight", op);
+  check(x.rank() == rank, "{}: input must be [{}], got {}", op, x_axes, x.shape());
+  check(weight.rank() == rank, "{}: weight must be [{}], got {}", op, w_axes, weight.shape());
+  check(weight.dim(1) == x.dim(1), "{}: input {} has {} channels but weight {} expects {}", op, x.shape(), x.dim(1),
         weight.shape(), weight.dim(1));
-  check(stride >= 1 && padding >= 0, "conv2d: stride must be ≥ 1 and padding ≥ 0, got stride {} padding {}", stride,
+  check(stride >= 1 && padding >= 0, "{}: stride must be ≥ 1 and padding ≥ 0, got stride {} padding {}", op, stride,
         padding);
   if (bias.defined())  // check() evaluates its arguments, so bias.shape() only when there is a bias
-    check(bias.shape() == Shape{weight.dim(0)}, "conv2d: bias {} must be [{}] for weight {}", bias.shape(),
+    check(bias.shape() == Shape{weight.dim(0)}, "{}: bias {} must be [{}] for weight {}", op, bias.shape(),
           weight.dim(0), weight.shape());
-  ConvGeometry g{x.dim(0), x.dim(1), x.dim(2), x.dim(3), weight.dim(0), weight.dim(2), weight.dim(3), stride, padding,
-                 0, 0};
-  check(g.h + 2 * padding >= g.kh && g.w + 2 * padding >= g.kw,
-        "conv2d: kernel {}×{} is larger than the padded input {} (padding {})", g.kh, g.kw, x.shape(), padding);
-  g.ho = (g.h + 2 * padding - g.kh) / stride + 1;
-  g.wo = (g.w + 2 * padding - g.kw) / stride + 1;
+}
 
-  Tensor y = Tensor::empty(Shape{g.n, g.o, g.ho, g.wo});
+// Runs the forward kernel and records the node, whose output takes `out_shape`
+// (conv1d's [N, O, Lo] is the [N, O, 1, Lo] the kernels write: the same floats).
+Var record_conv(const char* op, const Var& x, const Var& weight, const Var& bias, const ConvGeometry& g,
+                Shape out_shape) {
+  Tensor y = Tensor::empty(std::move(out_shape));
   conv2d_forward(x.value().data(), weight.value().data(), bias.defined() ? bias.value().data() : nullptr, y.data(),
                  g);
   std::vector<Var> inputs{x, weight};
   if (bias.defined()) inputs.push_back(bias);
-  return tape().record("conv2d", std::move(y), inputs, [g](Node& node) {
+  return tape().record(op, std::move(y), inputs, [g](Node& node) {
     Tensor* dx = node.input_grad(0);
     Tensor* dw = node.input_grad(1);
     Tensor* db = node.inputs.size() > 2 ? node.input_grad(2) : nullptr;
     conv2d_backward(node.inputs[0]->value.data(), node.inputs[1]->value.data(), node.grad.data(),
                     dx ? dx->data() : nullptr, dw ? dw->data() : nullptr, db ? db->data() : nullptr, g);
   });
+}
+
+}  // namespace
+
+Var conv2d(const Var& x, const Var& weight, const Var& bias, int64_t stride, int64_t padding) {
+  check_conv_inputs("conv2d", x, weight, bias, 4, "N, C, H, W", "O, C, kh, kw", stride, padding);
+  ConvGeometry g{x.dim(0), x.dim(1), x.dim(2), x.dim(3), weight.dim(0), weight.dim(2), weight.dim(3), stride, padding,
+                 padding, 0, 0};
+  check(g.h + 2 * padding >= g.kh && g.w + 2 * padding >= g.kw,
+        "conv2d: kernel {}×{} is larger than the padded input {} (padding {})", g.kh, g.kw, x.shape(), padding);
+  g.ho = (g.h + 2 * padding - g.kh) / stride + 1;
+  g.wo = (g.w + 2 * padding - g.kw) / stride + 1;
+  return record_conv("conv2d", x, weight, bias, g, Shape{g.n, g.o, g.ho, g.wo});
+}
+
+Var conv1d(const Var& x, const Var& weight, const Var& bias, int64_t stride, int64_t padding) {
+  check_conv_inputs("conv1d", x, weight, bias, 3, "N, C, L", "O, C, k", stride, padding);
+  // A 2-D convolution of 1×L maps with 1×k kernels, padded along W only.
+  ConvGeometry g{x.dim(0), x.dim(1), 1, x.dim(2), weight.dim(0), 1, weight.dim(2), stride, 0, padding, 1, 0};
+  check(g.w + 2 * padding >= g.kw, "conv1d: kernel {} is larger than the padded input {} (padding {})", g.kw,
+        x.shape(), padding);
+  g.wo = (g.w + 2 * padding - g.kw) / stride + 1;
+  return record_conv("conv1d", x, weight, bias, g, Shape{g.n, g.o, g.wo});
 }
 
 }  // namespace rg

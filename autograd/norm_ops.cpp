@@ -19,6 +19,23 @@
 //   dL/da_j = r · (h_j − mean(h) − â_j · mean(h ⊙ â)),   h = g ⊙ δ
 // Saved per row: μ and r.
 //
+// GroupNorm: for one sample n and group g, a is the block of m = (C/G)·S
+// values of its C/G channels at all S positions (contiguous in x [N, C, *]),
+// and c(i) is the channel of element i. With μ, σ², r and â as LayerNorm's over
+// the block and w, b the per-channel weight and bias:
+//   y_i = w_c(i) â_i + b_c(i)
+// â_i depends on a_j directly and through μ and r. From ∂μ/∂a_j = 1/m and
+// ∂σ²/∂a_j = 2(a_j − μ)/m (the −μ terms sum to zero), ∂r/∂a_j = −r³(a_j − μ)/m, so
+//   ∂â_i/∂a_j = r · ([i = j] − 1/m − â_i â_j / m)
+// and with h_i = w_c(i) δ_i, summing h_i ∂â_i/∂a_j over the block,
+//   dL/da_j = r · (h_j − mean(h) − â_j · mean(h ⊙ â))
+// LayerNorm's formula, with a gain that is constant over each channel's S
+// values. The block sums it needs are sums over channels of per-channel sums,
+//   Σ h = Σ_c w_c Σ_s δ,   Σ h â = r · Σ_c w_c Σ_s δ (a − μ),
+// and those per-channel sums are the parameter gradients' terms:
+//   dL/dw_c = Σ_{n, s} δ â,   dL/db_c = Σ_{n, s} δ
+// Saved per (n, g): μ and r.
+//
 // Costs per element: RMSNorm's forward makes one reduction pass and one
 // output pass; LayerNorm's makes two reduction passes (mean, then variance).
 // RMSNorm's backward has one dot product per row, LayerNorm's two.
@@ -254,6 +271,90 @@ void layer_backward(const float* x, const float* g, const float* dy, float* dx, 
   reduce_partials(dbias, db_part, chunks, len);
 }
 
+// -------------------------------------------------------------- GroupNorm
+
+// x [N, C, *] as N·G blocks of `channels` = C/G channel maps of `s` values.
+struct GroupView {
+  int64_t blocks, groups, channels, s;
+  int64_t block() const { return channels * s; }
+};
+
+struct GroupSaved {
+  std::vector<float> mean, inv_std;  // per block
+};
+
+// w, b: [C] or null (1 and 0).
+void group_forward(const float* x, const float* w, const float* b, float* y, const GroupView& v, float eps,
+                   GroupSaved& saved) {
+  const int64_t m = v.block();
+  const float inv_m = 1.0f / static_cast<float>(m);
+  parallel_for(v.blocks, row_grain(m), [&](int64_t lo, int64_t hi) {
+    for (int64_t r = lo; r < hi; ++r) {
+      const float* a = x + r * m;
+      float* out = y + r * m;
+      const float mu = sum_of(a, m) * inv_m;
+      const float var = lane_sum(m, [a, mu](int64_t i) { return (a[i] - mu) * (a[i] - mu); });
+      const float inv_std = 1.0f / std::sqrt(var * inv_m + eps);
+      saved.mean[r] = mu;
+      saved.inv_std[r] = inv_std;
+      for (int64_t j = 0; j < v.channels; ++j) {
+        const int64_t c = (r % v.groups) * v.channels + j;
+        const float scale = (w ? w[c] : 1.0f) * inv_std, shift = (b ? b[c] : 0.0f) - mu * scale;
+        const float* in = a + j * v.s;
+        float* o = out + j * v.s;
+#pragma omp simd
+        for (int64_t i = 0; i < v.s; ++i) o[i] = in[i] * scale + shift;
+      }
+    }
+  });
+}
+
+// `Assign`: dx is a fresh buffer to write, not one to add into. dweight and
+// dbias [C] (either may be null) receive the sums over every sample.
+template <bool Assign>
+void group_backward(const float* x, const float* w, const float* dy, float* dx, Tensor* dweight, Tensor* dbias,
+                    const GroupView& v, const GroupSaved& saved) {
+  const int64_t m = v.block(), len = v.groups * v.channels;
+  const int64_t chunks = chunk_count(v.blocks, row_grain(m));
+  const float inv_m = 1.0f / static_cast<float>(m);
+  std::vector<float> dw_part(dweight ? chunks * len : 0, 0.0f), db_part(dbias ? chunks * len : 0, 0.0f);
+  parallel_for_chunks(v.blocks, row_grain(m), [&](int64_t chunk, int64_t lo, int64_t hi) {
+    float* dw = dweight ? dw_part.data() + chunk * len : nullptr;
+    float* db = dbias ? db_part.data() + chunk * len : nullptr;
+    for (int64_t r = lo; r < hi; ++r) {
+      const float* a = x + r * m;
+      const float* d = dy + r * m;
+      const float mu = saved.mean[r], inv_std = saved.inv_std[r];
+      const int64_t first = (r % v.groups) * v.channels;  // the group's first channel
+      float h_sum = 0.0f, hah_sum = 0.0f;                  // Σ h and Σ h â over the block
+      for (int64_t j = 0; j < v.channels; ++j) {
+        const float* aj = a + j * v.s;
+        const float* dj = d + j * v.s;
+        const float d_sum = sum_of(dj, v.s);
+        const float dah_sum = lane_sum(v.s, [aj, dj, mu](int64_t i) { return dj[i] * (aj[i] - mu); }) * inv_std;
+        const float wc = w ? w[first + j] : 1.0f;
+        h_sum += wc * d_sum;
+        hah_sum += wc * dah_sum;
+        if (dw) dw[first + j] += dah_sum;
+        if (db) db[first + j] += d_sum;
+      }
+      if (!dx) continue;
+      const float h_mean = h_sum * inv_m, hah_mean = hah_sum * inv_m;
+      for (int64_t j = 0; j < v.channels; ++j) {
+        const float* aj = a + j * v.s;
+        const float* dj = d + j * v.s;
+        float* o = dx + r * m + j * v.s;
+        const float wc = w ? w[first + j] : 1.0f;
+#pragma omp simd
+        for (int64_t i = 0; i < v.s; ++i)
+          o[i] = (Assign ? 0.0f : o[i]) + inv_std * (wc * dj[i] - h_mean - (aj[i] - mu) * inv_std * hah_mean);
+      }
+    }
+  });
+  reduce_partials(dweight, dw_part, chunks, len);
+  reduce_partials(dbias, db_part, chunks, len);
+}
+
 }  // namespace
 
 Var rms_norm(const Var& x, const Var& gain, const Var& bias, const RmsNormConfig& config, NormLayout layout) {
@@ -300,6 +401,42 @@ Var layer_norm(const Var& x, const Var& gain, const Var& bias, float eps, NormLa
     auto backward = assign ? layer_backward<true> : layer_backward<false>;
     backward(n.inputs[0]->value.data(), n.inputs[1]->value.data(), n.grad.data(), dx ? dx->data() : nullptr, dg, db,
              v, *saved);
+  });
+}
+
+Var group_norm(const Var& x, int64_t groups, const Var& weight, const Var& bias, float eps) {
+  check(x.defined(), "group_norm: undefined input");
+  check(x.rank() >= 2, "group_norm: input must be [N, C, *], got {}", x.shape());
+  const int64_t c = x.dim(1);
+  check(groups >= 1 && c % groups == 0, "group_norm: {} groups do not divide the {} channels of input {}", groups, c,
+        x.shape());
+  if (weight.defined())  // check() evaluates its arguments, so weight.shape() only when there is a weight
+    check(weight.shape() == Shape{c}, "group_norm: weight {} must be [{}] for input {}", weight.shape(), c,
+          x.shape());
+  if (bias.defined())
+    check(bias.shape() == Shape{c}, "group_norm: bias {} must be [{}] for input {}", bias.shape(), c, x.shape());
+  check(eps >= 0.0f, "group_norm: eps must be non-negative, got {}", eps);
+  const GroupView v{x.dim(0) * groups, groups, c / groups, x.numel() / std::max<int64_t>(x.dim(0) * c, 1)};
+  check(v.block() > 0, "group_norm: cannot normalize empty groups (input {})", x.shape());
+  auto saved = std::make_shared<GroupSaved>();
+  saved->mean.resize(v.blocks);
+  saved->inv_std.resize(v.blocks);
+  Tensor y = Tensor::empty(x.shape());
+  group_forward(x.value().data(), weight.defined() ? weight.value().data() : nullptr,
+                bias.defined() ? bias.value().data() : nullptr, y.data(), v, eps, *saved);
+  std::vector<Var> inputs{x};
+  const size_t weight_at = weight.defined() ? inputs.size() : 0;  // 0: none (x is input 0)
+  if (weight.defined()) inputs.push_back(weight);
+  const size_t bias_at = bias.defined() ? inputs.size() : 0;
+  if (bias.defined()) inputs.push_back(bias);
+  return tape().record("group_norm", std::move(y), inputs, [v, saved, weight_at, bias_at](Node& n) {
+    bool assign = false;
+    Tensor* dx = n.input_grad(0, assign);
+    Tensor* dw = weight_at ? n.input_grad(weight_at) : nullptr;
+    Tensor* db = bias_at ? n.input_grad(bias_at) : nullptr;
+    const float* w = weight_at ? n.inputs[weight_at]->value.data() : nullptr;
+    auto backward = assign ? group_backward<true> : group_backward<false>;
+    backward(n.inputs[0]->value.data(), w, n.grad.data(), dx ? dx->data() : nullptr, dw, db, v, *saved);
   });
 }
 

@@ -2,11 +2,12 @@
 // Fused normalization ops: one forward kernel and one backward kernel each,
 // the per-row statistics saved in between. See norm_ops.cpp for the math.
 //
-// Every op normalizes ROWS. Two layouts:
+// RMSNorm and LayerNorm normalize ROWS. Two layouts:
 //  - features: x [..., n], each row is the last axis; gain and bias are [n]
 //    (one per unit), as in RNNs and dense layers;
 //  - channels: x [N, C, H, W], each row is one sample's channel map (n = H·W);
 //    gain and bias are [C] (one per channel), as the paper does for conv nets.
+// GroupNorm normalizes groups of channels of x [N, C, *] (below).
 #include <cstdint>
 
 #include "rmsgrad/autograd/var.h"
@@ -33,5 +34,15 @@ Var rms_norm(const Var& x, const Var& gain, const Var& bias, const RmsNormConfig
 // y = (x − μ) / sqrt(σ² + ε) · g + b with the biased variance σ².
 Var layer_norm(const Var& x, const Var& gain, const Var& bias, float eps,
                NormLayout layout = NormLayout::Features);
+
+// GroupNorm (Wu & He 2018), torch.nn.functional.group_norm: x [N, C, *] (any
+// number of axes after C, none included), the C channels split into `groups`
+// consecutive groups of C/groups. Each sample's group is normalized over all
+// its channels and positions, with the biased variance; then each channel c is
+// scaled and shifted:
+//   y = (x − μ_{n,g}) / sqrt(σ²_{n,g} + ε) · weight_c + bias_c
+// weight and bias are [C], or undefined (1 and 0: torch's affine = False).
+// groups = 1 is LayerNorm over [C, *]; groups = C is InstanceNorm.
+Var group_norm(const Var& x, int64_t groups, const Var& weight, const Var& bias, float eps = 1e-5f);
 
 }  // namespace rg

@@ -10,6 +10,24 @@
 
 namespace rg {
 
+namespace {
+
+// ‖w_o‖ for every filter of w [O, ...], in double: weight norm's starting g,
+// so that W = g·v/‖v‖ = v.
+Tensor filter_norms(const Tensor& w) {
+  const int64_t filters = w.dim(0), per_filter = w.numel() / filters;
+  Tensor g = Tensor::empty(Shape{filters});
+  for (int64_t o = 0; o < filters; ++o) {
+    const float* filter = w.data() + o * per_filter;
+    double sq = 0.0;
+    for (int64_t j = 0; j < per_filter; ++j) sq += static_cast<double>(filter[j]) * filter[j];
+    g.data()[o] = static_cast<float>(std::sqrt(sq));
+  }
+  return g;
+}
+
+}  // namespace
+
 Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, Generator& gen,
                const Conv2dOptions& options)
     : in_channels_(in_channels), out_channels_(out_channels), kernel_(kernel), options_(options) {
@@ -19,16 +37,8 @@ Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, Genera
         options.stride, options.padding);
   Tensor w = make_weight(Shape{out_channels, in_channels, kernel, kernel}, options.init, gen);
   if (options.weight_norm) {
-    const int64_t per_filter = in_channels * kernel * kernel;
-    Tensor g = Tensor::empty(Shape{out_channels});  // g_o = ‖v_o‖, so that W = v at the start
-    for (int64_t o = 0; o < out_channels; ++o) {
-      const float* filter = w.data() + o * per_filter;
-      double sq = 0.0;
-      for (int64_t j = 0; j < per_filter; ++j) sq += static_cast<double>(filter[j]) * filter[j];
-      g.data()[o] = static_cast<float>(std::sqrt(sq));
-    }
     weight_v = register_parameter("weight_v", w);
-    weight_g = register_parameter("weight_g", g);
+    weight_g = register_parameter("weight_g", filter_norms(w));
   } else {
     weight = register_parameter("weight", w);
   }
@@ -73,11 +83,49 @@ void Conv2d::init_from_batch(const Var& x) {
   }
 }
 
+Conv1d::Conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel, Generator& gen,
+               const Conv1dOptions& options)
+    : in_channels_(in_channels), out_channels_(out_channels), kernel_(kernel), options_(options) {
+  check(in_channels > 0 && out_channels > 0 && kernel > 0,
+        "Conv1d: channels and kernel must be positive, got in {} out {} kernel {}", in_channels, out_channels, kernel);
+  check(options.stride >= 1 && options.padding >= 0, "Conv1d: stride must be ≥ 1 and padding ≥ 0, got {} and {}",
+        options.stride, options.padding);
+  Tensor w = make_weight(Shape{out_channels, in_channels, kernel}, options.init, gen);
+  if (options.weight_norm) {
+    weight_v = register_parameter("weight_v", w);
+    weight_g = register_parameter("weight_g", filter_norms(w));
+  } else {
+    weight = register_parameter("weight", w);
+  }
+  if (options.bias) {
+    const float bound = 1.0f / std::sqrt(static_cast<float>(in_channels * kernel));
+    bias = register_parameter("bias", uniform(Shape{out_channels}, -bound, bound, gen));
+  }
+}
+
+Var Conv1d::effective_weight() const { return has_weight_norm() ? weight_norm(weight_v, weight_g) : weight; }
+
+Var Conv1d::forward(const Var& x) {
+  check(x.defined(), "Conv1d: undefined input");
+  check(x.rank() == 3 && x.dim(1) == in_channels_, "Conv1d({} → {}, {}): input must be [N, {}, L], got {}",
+        in_channels_, out_channels_, kernel_, in_channels_, x.shape());
+  return conv1d(x, effective_weight(), bias, options_.stride, options_.padding);
+}
+
 MaxPool2d::MaxPool2d(int64_t kernel, int64_t stride) : kernel_(kernel), stride_(stride) {
   check(kernel >= 1 && stride >= 1, "MaxPool2d: kernel and stride must be ≥ 1, got {} and {}", kernel, stride);
 }
 
 Var MaxPool2d::forward(const Var& x) { return max_pool2d(x, kernel_, stride_); }
+
+AvgPool2d::AvgPool2d(int64_t kernel, int64_t stride, int64_t padding)
+    : kernel_(kernel), stride_(stride), padding_(padding) {
+  check(kernel >= 1 && stride >= 1, "AvgPool2d: kernel and stride must be ≥ 1, got {} and {}", kernel, stride);
+  check(padding >= 0 && 2 * padding <= kernel, "AvgPool2d: padding must be in [0, kernel/2], got {} for kernel {}",
+        padding, kernel);
+}
+
+Var AvgPool2d::forward(const Var& x) { return avg_pool2d(x, kernel_, stride_, padding_); }
 
 Var GlobalAvgPool::forward(const Var& x) { return global_avg_pool(x); }
 

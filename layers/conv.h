@@ -1,13 +1,14 @@
 #pragma once
-// Conv2d (optionally weight-normalized) and the pooling modules.
+// Conv2d and Conv1d (optionally weight-normalized) and the pooling modules.
 //
 //   y = conv2d(x, W, b)      x [N, C, H, W], W [O, C, k, k] (PyTorch's layout), b [O]
+//   y = conv1d(x, W, b)      x [N, C, L],    W [O, C, k],                        b [O]
 //
 // With weight_norm on, W_o = g_o · v_o / ‖v_o‖ for each output channel o, the
-// norm taken over the whole filter [C, k, k] (Salimans & Kingma 2016, the
+// norm taken over the whole filter [C, k, k] or [C, k] (Salimans & Kingma 2016, the
 // fused op in autograd/weight_norm.h). v starts from options.init and g from
-// ‖v_o‖, so W starts where the plain layer would. init_from_batch is the
-// data-dependent init of Salimans' CIFAR code, per output CHANNEL:
+// ‖v_o‖, so W starts where the plain layer would. init_from_batch (Conv2d
+// only) is the data-dependent init of Salimans' CIFAR code, per output CHANNEL:
 //
 //   t = conv2d(x, v̂)         v̂_o = v_o / ‖v_o‖, no bias
 //   μ_o, σ_o² = mean and (biased) variance of t[:, o] over N × Ho × Wo
@@ -15,6 +16,11 @@
 //
 // Parameter names: "weight", "bias"; with weight norm "weight_v", "weight_g"
 // ([O]) and "bias".
+//
+// Initial values. Conv2d: W from options.init (Xavier by default), b = 0.
+// Conv1d starts as torch.nn.Conv1d does: W from kaiming_uniform_(a = √5),
+// which is U(±1/√fan_in) (WeightInitKind::FanInUniform, the default of its
+// options.init), and b ~ U(±1/√fan_in), fan_in = C·k.
 #include <cstdint>
 
 #include "rmsgrad/core/random.h"
@@ -58,6 +64,38 @@ class Conv2d : public Layer {
   Conv2dOptions options_;
 };
 
+struct Conv1dOptions {
+  int64_t stride = 1;
+  int64_t padding = 0;
+  bool bias = true;         // b ~ U(±1/√fan_in), as torch
+  bool weight_norm = false;
+  WeightInit init = {WeightInitKind::FanInUniform};  // of W, or of v under weight norm
+};
+
+class Conv1d : public Layer {
+ public:
+  Conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel, Generator& gen = default_generator(),
+         const Conv1dOptions& options = {});
+  Conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel, const Conv1dOptions& options)
+      : Conv1d(in_channels, out_channels, kernel, default_generator(), options) {}
+
+  Var forward(const Var& x) override;  // [N, C, L] → [N, O, Lo]
+
+  Var effective_weight() const;  // `weight`, or weight_norm(weight_v, weight_g)
+
+  int64_t in_channels() const { return in_channels_; }
+  int64_t out_channels() const { return out_channels_; }
+  bool has_weight_norm() const { return weight_v.defined(); }
+
+  Var weight;              // [O, C, k]; undefined under weight norm
+  Var weight_v, weight_g;  // [O, C, k] and [O]; defined only under weight norm
+  Var bias;                // [O]; undefined without bias
+
+ private:
+  int64_t in_channels_, out_channels_, kernel_;
+  Conv1dOptions options_;
+};
+
 class MaxPool2d : public Layer {
  public:
   MaxPool2d(int64_t kernel, int64_t stride);
@@ -65,6 +103,17 @@ class MaxPool2d : public Layer {
 
  private:
   int64_t kernel_, stride_;
+};
+
+// Mean over kernel×kernel windows, as torch.nn.AvgPool2d(kernel, stride,
+// padding) with its defaults (zeros of the padding counted; see avg_pool2d).
+class AvgPool2d : public Layer {
+ public:
+  AvgPool2d(int64_t kernel, int64_t stride, int64_t padding = 0);
+  Var forward(const Var& x) override;
+
+ private:
+  int64_t kernel_, stride_, padding_;
 };
 
 // [N, C, H, W] → [N, C], the mean over H×W.

@@ -101,6 +101,23 @@ Var BatchNorm::normalize(const Var& x) {
   return batch_norm(x, gain, bias, state, is_training());
 }
 
+GroupNorm::GroupNorm(int64_t num_groups, int64_t num_channels, float eps, bool affine)
+    : groups_(num_groups), channels_(num_channels), eps_(eps) {
+  check(num_groups >= 1 && num_channels >= 1 && num_channels % num_groups == 0,
+        "GroupNorm: {} groups must divide the {} channels", num_groups, num_channels);
+  check(eps >= 0.0f, "GroupNorm: eps must be non-negative, got {}", eps);
+  if (!affine) return;
+  weight = register_parameter("weight", Tensor::ones(Shape{num_channels}));
+  bias = register_parameter("bias", Tensor::zeros(Shape{num_channels}));
+}
+
+Var GroupNorm::forward(const Var& x) {
+  check(x.defined(), "GroupNorm: undefined input");
+  check(x.rank() >= 2 && x.dim(1) == channels_, "GroupNorm({} groups, {} channels): input must be [N, {}, *], got {}",
+        groups_, channels_, channels_, x.shape());
+  return group_norm(x, groups_, weight, bias, eps_);
+}
+
 namespace {
 
 std::shared_ptr<Norm> make_plain_norm(const NormOptions& o, int64_t features, NormLayout layout) {

@@ -130,6 +130,24 @@ class BatchNorm : public Norm {
   NormImpl impl_;
 };
 
+// GroupNorm (Wu & He 2018) as torch.nn.GroupNorm: x [N, C, *], the C channels
+// in `num_groups` groups, each sample's group normalized over its channels and
+// positions (autograd/norm_ops.h: group_norm). With affine, a per-channel
+// "weight" (starting at 1) and "bias" (at 0), torch's names; without, no
+// parameters. A plain layer: not one of the NormKind choices above.
+class GroupNorm : public Layer {
+ public:
+  GroupNorm(int64_t num_groups, int64_t num_channels, float eps = 1e-5f, bool affine = true);
+  Var forward(const Var& x) override;
+  int64_t num_groups() const { return groups_; }
+  int64_t num_channels() const { return channels_; }
+  Var weight, bias;  // [C]; undefined without affine
+
+ private:
+  int64_t groups_, channels_;
+  float eps_;
+};
+
 // The factory every model uses. `features` is n for the feature layout and C
 // for the channel layout.
 std::shared_ptr<Norm> make_norm(const NormOptions& options, int64_t features,

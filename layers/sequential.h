@@ -11,6 +11,10 @@
 //                in a loop of their own: a stack of GRU layers, decoder blocks.
 //   Lambda       a function of one Var as a layer (an activation, a reshape).
 //   ActivationLayer   activate(x, kind) as a layer.
+//   Flatten      torch.nn.Flatten(start_dim = 1, end_dim = −1): the axes
+//                start_dim … end_dim merged into one (negative dims count
+//                from the end), [N, C, H, W] → [N, C·H·W] by default. A
+//                reshape: the same floats, the gradient reshaped back.
 //
 //   auto net = std::make_shared<Sequential>();
 //   net->add(std::make_shared<Linear>(784, 256));
@@ -25,6 +29,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "rmsgrad/autograd/ops.h"
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/layers/activations.h"
 #include "rmsgrad/layers/module.h"
@@ -96,6 +101,15 @@ class ActivationLayer : public Layer {
  private:
   Activation kind_;
   float leaky_slope_;
+};
+
+class Flatten : public Layer {
+ public:
+  explicit Flatten(int start_dim = 1, int end_dim = -1) : start_dim_(start_dim), end_dim_(end_dim) {}
+  Var forward(const Var& x) override { return flatten(x, start_dim_, end_dim_); }
+
+ private:
+  int start_dim_, end_dim_;
 };
 
 }  // namespace rg

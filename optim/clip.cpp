@@ -114,4 +114,19 @@ std::vector<std::pair<std::string, double>> clip_grad_norm_per_parameter(const N
   return norms;
 }
 
+void clip_grad_value(const NamedParameters& parameters, double clip_value) {
+  check(std::isfinite(clip_value) && clip_value > 0.0, "clip_grad_value: clip_value must be finite and > 0, got {}",
+        clip_value);
+  const float hi = static_cast<float>(clip_value), lo = -hi;
+  for (const auto& [name, var] : parameters) {
+    check(var.defined(), "clip_grad_value: parameter '{}' is an undefined Var", name);
+    if (!var.has_grad()) continue;
+    float* g = var.node()->grad_buffer().data();
+    parallel_for(var.node()->grad.numel(), kGrainElementwise, [&](int64_t begin, int64_t end) {
+      // Both comparisons are false for a NaN, which therefore stays.
+      for (int64_t i = begin; i < end; ++i) g[i] = g[i] < lo ? lo : (g[i] > hi ? hi : g[i]);
+    });
+  }
+}
+
 }  // namespace rg

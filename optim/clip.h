@@ -17,6 +17,12 @@
 // return the norms BEFORE clipping, for logging. A non-finite norm (an inf or
 // NaN gradient) is returned as is and its gradients are left untouched, so the
 // caller can see it and skip the step (torch would multiply them by 0 or NaN).
+//
+// By value (torch.nn.utils.clip_grad_value_): every gradient element is
+// clamped to [−clip_value, clip_value], elementwise, each parameter on its own
+// and the directions changed. Parameters without a gradient are skipped.
+// Non-finite elements go as in torch's clamp: ±inf becomes ±clip_value and a
+// NaN stays NaN (so a NaN can still be found by first_nonfinite_gradient).
 #include <string>
 #include <utility>
 #include <vector>
@@ -54,6 +60,9 @@ struct GlobalClip {
   float scale = 1.0f;
 };
 GlobalClip global_clip(const NamedParameters& parameters, double max_norm);
+
+// Clamps every gradient element to [−clip_value, clip_value]; clip_value > 0.
+void clip_grad_value(const NamedParameters& parameters, double clip_value);
 
 // Clips each parameter's gradient to max_norm separately; returns (name, norm
 // before clipping) for every parameter that has a gradient, in order.

@@ -1,6 +1,8 @@
 // Gradient clipping: against torch.nn.utils.clip_grad_norm_ (globally and
 // per parameter, tests/reference/optim.json), by hand, and global_clip with
-// Optimizer::step(scale) against clip_grad_norm followed by step().
+// Optimizer::step(scale) against clip_grad_norm followed by step();
+// clip_grad_value against torch.nn.utils.clip_grad_value_ and on non-finite
+// gradients.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -159,4 +161,49 @@ TEST_CASE("global_clip: the factor is 1 below max_norm and for a non-finite norm
   CHECK(clip.scale == 1.0f);
   Adam adam(named, AdamOptions{});
   CHECK_THROWS_WITH_AS(adam.step(0.0f), "adam: step: gradient_scale must be finite and > 0, got 0", Error);
+}
+
+TEST_CASE("clip_grad_value reproduces torch.nn.utils.clip_grad_value_") {
+  const json ref = test::load_reference("optim.json");
+  REQUIRE(ref.at("clip_value").size() == 2);
+  for (const json& c : ref.at("clip_value")) {
+    const std::string name = c.at("name");
+    CAPTURE(name);
+    NamedParameters named;
+    for (const auto& [n, g] : c.at("grads").items()) {
+      Var v(Tensor::zeros(T(g).shape()), true);
+      v.grad().copy_from(T(g));
+      named.emplace_back(n, v);
+    }
+    named.emplace_back("late", Var(Tensor::zeros(Shape{2, 3}), true));  // no gradient: skipped
+    clip_grad_value(named, c.at("clip_value").get<double>());
+    CHECK(!named.back().second.has_grad());
+    // A value inside the bounds is the float32 input itself; a clamped one is
+    // float(clip_value), one rounding (≤ u = 6e-8 relative) from torch's
+    // float64 bound. 1.2e-7 relative allows that and the reference's 10 digits.
+    for (const auto& [n, want] : c.at("clipped").items()) {
+      Var v;
+      for (auto& [m, var] : named)
+        if (m == n) v = var;
+      test::all_close(v.grad(), T(want), 0.0f, 1.2e-7f, name + " " + n);
+    }
+  }
+}
+
+TEST_CASE("clip_grad_value: ±inf clamped, NaN kept, as torch's clamp; the bound must be positive") {
+  NamedParameters named = {{"a", param(Shape{5}, {0, 0, 0, 0, 0})}, {"b", param(Shape{1}, {0})}};
+  set_grad(named[0].second, {INFINITY, -INFINITY, NAN, -3.0f, 0.25f});
+  clip_grad_value(named, 0.5);
+  const std::vector<float> g = named[0].second.grad().to_vector();
+  CHECK(g[0] == 0.5f);
+  CHECK(g[1] == -0.5f);
+  CHECK(std::isnan(g[2]));
+  CHECK(g[3] == -0.5f);
+  CHECK(g[4] == 0.25f);
+  CHECK(!named[1].second.has_grad());
+  CHECK(first_nonfinite_gradient(named) == "a (NaN)");
+  CHECK_THROWS_WITH_AS(clip_grad_value(named, 0.0), "clip_grad_value: clip_value must be finite and > 0, got 0",
+                       Error);
+  CHECK_THROWS_WITH_AS(clip_grad_value(named, INFINITY),
+                       "clip_grad_value: clip_value must be finite and > 0, got inf", Error);
 }

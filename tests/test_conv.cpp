@@ -1,10 +1,13 @@
 // Convolution and pooling: values and every gradient against PyTorch
 // (tests/reference/make_conv_refs.py), gradient checks, the weight-normed
-// Conv2d and its data-dependent init, and the error messages.
+// Conv2d and its data-dependent init, Conv1d and its torch-default init,
+// AvgPool2d, and the error messages.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "rmsgrad/rmsgrad.h"
 #include "test_util.h"
@@ -22,20 +25,23 @@ Var run_case(const nlohmann::json& c, const Var& x, std::vector<std::pair<std::s
   const std::string kind = c["kind"];
   if (kind == "max_pool2d") return max_pool2d(x, c["kernel"].get<int64_t>(), c["stride"].get<int64_t>());
   if (kind == "global_avg_pool") return global_avg_pool(x);
+  if (kind == "avg_pool2d")
+    return avg_pool2d(x, c["kernel"].get<int64_t>(), c["stride"].get<int64_t>(), c["padding"].get<int64_t>());
   auto find = [&](const char* name) {
     for (auto& [n, v] : params)
       if (n == name) return v;
     return Var();
   };
   Var weight = c["weight_norm"].get<bool>() ? weight_norm(find("weight_v"), find("weight_g")) : find("weight");
-  return conv2d(x, weight, find("bias"), c["stride"].get<int64_t>(), c["padding"].get<int64_t>());
+  auto conv = kind == "conv1d" ? conv1d : conv2d;
+  return conv(x, weight, find("bias"), c["stride"].get<int64_t>(), c["padding"].get<int64_t>());
 }
 
 }  // namespace
 
-TEST_CASE("conv2d, max_pool2d and global_avg_pool match PyTorch, values and gradients") {
+TEST_CASE("conv2d, conv1d, max_pool2d, avg_pool2d and global_avg_pool match PyTorch, values and gradients") {
   nlohmann::json ref = test::load_reference("conv.json");
-  REQUIRE(ref["cases"].size() >= 9);
+  REQUIRE(ref["cases"].size() >= 18);
   for (const auto& c : ref["cases"]) {
     const std::string name = c["name"];
     CAPTURE(name);
@@ -75,6 +81,50 @@ TEST_CASE("conv2d passes gradient checks: kernels 1 and 3, strides 1 and 2, padd
     GradCheckResult r = gradcheck(
         [&](const std::vector<Var>& v) { return conv2d(v[0], v[1], k.bias ? v[2] : Var(), k.stride, k.pad); }, inputs);
     CHECK_MESSAGE(r.ok, r.report);
+  }
+}
+
+TEST_CASE("conv1d passes gradient checks: kernels 1, 3 and 4, strides 1 to 3, padding 0 to 2") {
+  Generator gen(15);
+  struct Case {
+    int64_t n, c, l, o, k, stride, pad;
+    bool bias;
+  };
+  for (const Case& k : {Case{2, 3, 7, 2, 3, 1, 1, true}, Case{1, 2, 9, 3, 4, 3, 2, false},
+                        Case{3, 4, 5, 2, 1, 1, 0, true}, Case{2, 2, 8, 3, 3, 2, 0, true}}) {
+    CAPTURE(k.k);
+    CAPTURE(k.stride);
+    CAPTURE(k.pad);
+    std::vector<Tensor> inputs = {normal(Shape{k.n, k.c, k.l}, 0.0f, 1.0f, gen),
+                                  normal(Shape{k.o, k.c, k.k}, 0.0f, 0.5f, gen)};
+    if (k.bias) inputs.push_back(normal(Shape{k.o}, 0.0f, 0.5f, gen));
+    GradCheckResult r = gradcheck(
+        [&](const std::vector<Var>& v) { return conv1d(v[0], v[1], k.bias ? v[2] : Var(), k.stride, k.pad); }, inputs);
+    CHECK_MESSAGE(r.ok, r.report);
+  }
+}
+
+TEST_CASE("conv1d is conv2d on [N, C, 1, L] maps, to the bit") {
+  // Without padding the two run the same geometry through the same kernels,
+  // so values and gradients agree exactly. (With padding conv2d would also pad
+  // the height; the PyTorch cases cover conv1d's padding.)
+  Generator gen(16);
+  for (int64_t stride : {1, 2}) {
+    Var x = parameter(normal(Shape{5, 3, 20}, 0.0f, 1.0f, gen));
+    Var w = parameter(normal(Shape{4, 3, 3}, 0.0f, 0.5f, gen));
+    Var b = parameter(normal(Shape{4}, 0.0f, 0.5f, gen));
+    Var y1 = conv1d(x, w, b, stride);
+    const Tensor r = normal(y1.shape(), 0.0f, 1.0f, gen);
+    tape().backward(y1, r);
+    const std::vector<Tensor> one = {y1.value().clone(), x.grad().clone(), w.grad().clone(), b.grad().clone()};
+    for (const Var* v : {&x, &w, &b}) v->node()->grad = Tensor();
+    Var y2 = conv2d(reshape(x, {5, 3, 1, 20}), reshape(w, {4, 3, 1, 3}), b, stride);
+    tape().backward(y2, r.reshape(y2.shape()));
+    tape().clear();
+    CHECK(max_abs_diff(one[0], y2.value().reshape(one[0].shape())) == 0.0f);
+    CHECK(max_abs_diff(one[1], x.grad()) == 0.0f);
+    CHECK(max_abs_diff(one[2], w.grad()) == 0.0f);
+    CHECK(max_abs_diff(one[3], b.grad()) == 0.0f);
   }
 }
 
@@ -131,6 +181,71 @@ TEST_CASE("pooling passes gradient checks") {
   GradCheckResult avg_r = gradcheck([](const std::vector<Var>& v) { return global_avg_pool(v[0]); },
                                     {normal(Shape{2, 3, 3, 5}, 0.0f, 1.0f, gen)});
   CHECK_MESSAGE(avg_r.ok, avg_r.report);
+  // Average pooling is linear: any inputs. Overlapping windows, and padding
+  // up to kernel/2 (windows that are partly, or at kernel 2 and padding 1
+  // three-quarters, outside the image).
+  struct Case {
+    int64_t h, w, k, stride, pad;
+  };
+  for (const Case& k : {Case{4, 5, 2, 2, 0}, Case{5, 4, 3, 1, 0}, Case{5, 6, 3, 2, 1}, Case{3, 4, 2, 1, 1}}) {
+    CAPTURE(k.k);
+    CAPTURE(k.pad);
+    GradCheckResult r = gradcheck([&](const std::vector<Var>& v) { return avg_pool2d(v[0], k.k, k.stride, k.pad); },
+                                  {normal(Shape{2, 2, k.h, k.w}, 0.0f, 1.0f, gen)});
+    CHECK_MESSAGE(r.ok, r.report);
+  }
+}
+
+TEST_CASE("Conv1d: names and shapes, torch's initial values, weight norm, AvgPool2d") {
+  // torch.nn.Conv1d draws W from kaiming_uniform_(a = √5) and b from
+  // U(±1/√fan_in); conv.json holds both bounds as torch computes them. With
+  // 128·64·5 = 40960 weights the largest |w| is within 0.1% of the bound
+  // unless all fall short, probability 0.999^40960 ≈ e^−41; the variance of
+  // U(±a) is a²/3, and a sample's variance has a relative standard error of
+  // √(0.8/n) = 0.44%, so 2% is 4.5 of them. The 128 biases: the largest is
+  // above 0.9·bound but with probability 0.9^128 ≈ 1e−6.
+  const nlohmann::json init = test::load_reference("conv.json")["conv1d_init"];
+  const int64_t in = init["in"], out = init["out"], kernel = init["kernel"];
+  const double weight_bound = init["weight_bound"], bias_bound = init["bias_bound"];
+  Generator gen(17);
+  Conv1d conv(in, out, kernel, gen);
+  CHECK(conv.weight.shape() == Shape{out, in, kernel});
+  double biggest = 0.0, sum_sq = 0.0;
+  for (float v : conv.weight.value().span()) {
+    biggest = std::max(biggest, static_cast<double>(std::fabs(v)));
+    sum_sq += static_cast<double>(v) * v;
+  }
+  CHECK(biggest <= weight_bound);
+  CHECK(biggest > 0.999 * weight_bound);
+  CHECK(sum_sq / static_cast<double>(conv.weight.numel()) ==
+        doctest::Approx(weight_bound * weight_bound / 3.0).epsilon(0.02));
+  double biggest_bias = 0.0;
+  for (float v : conv.bias.value().span()) biggest_bias = std::max(biggest_bias, static_cast<double>(std::fabs(v)));
+  CHECK(biggest_bias <= bias_bound);
+  CHECK(biggest_bias > 0.9 * bias_bound);
+
+  std::vector<std::string> names;
+  for (const auto& [n, p] : conv.named_parameters()) names.push_back(n);
+  CHECK(names == std::vector<std::string>{"weight", "bias"});
+  Var y = conv(constant(normal(Shape{2, in, 11}, 0.0f, 1.0f, gen)));
+  CHECK(y.shape() == Shape{2, out, 7});
+  tape().clear();
+
+  Conv1d strided(3, 4, 3, gen, Conv1dOptions{.stride = 2, .padding = 1, .bias = false, .weight_norm = true});
+  names.clear();
+  for (const auto& [n, p] : strided.named_parameters()) names.push_back(n);
+  CHECK(names == std::vector<std::string>{"weight_v", "weight_g"});
+  // W = g v/‖v‖ with g = ‖v‖ is v itself.
+  CHECK(max_abs_diff(strided.effective_weight().value(), strided.weight_v.value()) < 1e-6f);
+  CHECK(strided(constant(normal(Shape{2, 3, 9}, 0.0f, 1.0f, gen))).shape() == Shape{2, 4, 5});  // (9 + 2 − 3)/2 + 1
+  tape().clear();
+
+  AvgPool2d pool(3, 2, 1);
+  Var x = constant(normal(Shape{2, 3, 7, 6}, 0.0f, 1.0f, gen));
+  Var pooled = pool(x);
+  CHECK(pooled.shape() == Shape{2, 3, 4, 3});
+  CHECK(max_abs_diff(pooled.value(), avg_pool2d(x, 3, 2, 1).value()) == 0.0f);
+  tape().clear();
 }
 
 TEST_CASE("Conv2d: parameter names, weight norm starting at the plain weight, gradient check") {
@@ -197,8 +312,35 @@ TEST_CASE("conv and pooling errors name the op and the shapes") {
   CHECK_THROWS_WITH_AS(max_pool2d(x, 6, 1), doctest::Contains("max_pool2d: kernel 6 is larger than the input"), Error);
   CHECK_THROWS_WITH_AS(global_avg_pool(constant(Tensor::zeros(Shape{2, 3}))),
                        doctest::Contains("global_avg_pool: input must be [N, C, H, W], got [2, 3]"), Error);
+  CHECK_THROWS_WITH_AS(avg_pool2d(constant(Tensor::zeros(Shape{3, 5, 5})), 2, 2),
+                       doctest::Contains("avg_pool2d: input must be [N, C, H, W], got [3, 5, 5]"), Error);
+  CHECK_THROWS_WITH_AS(avg_pool2d(x, 6, 1),
+                       doctest::Contains("avg_pool2d: kernel 6 is larger than the padded input [2, 3, 5, 5]"),
+                       Error);
+  CHECK_THROWS_WITH_AS(avg_pool2d(x, 3, 1, 2),
+                       doctest::Contains("avg_pool2d: padding must be in [0, kernel/2], got padding 2 kernel 3"),
+                       Error);
+  CHECK_THROWS_WITH_AS(avg_pool2d(x, 2, 0), doctest::Contains("avg_pool2d: kernel and stride must be ≥ 1"), Error);
+
+  Var seq = constant(Tensor::zeros(Shape{2, 3, 6}));
+  CHECK_THROWS_WITH_AS(conv1d(x, constant(Tensor::zeros(Shape{4, 3, 3})), Var()),
+                       doctest::Contains("conv1d: input must be [N, C, L], got [2, 3, 5, 5]"), Error);
+  CHECK_THROWS_WITH_AS(conv1d(seq, constant(Tensor::zeros(Shape{4, 3, 3, 3})), Var()),
+                       doctest::Contains("conv1d: weight must be [O, C, k], got [4, 3, 3, 3]"), Error);
+  CHECK_THROWS_WITH_AS(conv1d(seq, constant(Tensor::zeros(Shape{4, 2, 3})), Var()),
+                       doctest::Contains("conv1d: input [2, 3, 6] has 3 channels but weight [4, 2, 3] expects 2"),
+                       Error);
+  CHECK_THROWS_WITH_AS(conv1d(seq, constant(Tensor::zeros(Shape{4, 3, 9})), Var(), 1, 1),
+                       doctest::Contains("conv1d: kernel 9 is larger than the padded input [2, 3, 6] (padding 1)"),
+                       Error);
+  CHECK_THROWS_WITH_AS(conv1d(seq, constant(Tensor::zeros(Shape{4, 3, 3})), constant(Tensor::zeros(Shape{3}))),
+                       doctest::Contains("conv1d: bias [3] must be [4]"), Error);
   Generator gen(1);
   Conv2d conv(3, 4, 3, gen);
   CHECK_THROWS_WITH_AS(conv(constant(Tensor::zeros(Shape{2, 5, 8, 8}))), doctest::Contains("Conv2d(3 → 4, 3×3)"),
                        Error);
+  Conv1d conv_1d(3, 4, 3, gen);
+  CHECK_THROWS_WITH_AS(conv_1d(constant(Tensor::zeros(Shape{2, 5, 8}))),
+                       doctest::Contains("Conv1d(3 → 4, 3): input must be [N, 3, L], got [2, 5, 8]"), Error);
+  CHECK_THROWS_WITH_AS(AvgPool2d(2, 2, 2), doctest::Contains("AvgPool2d: padding must be in [0, kernel/2]"), Error);
 }

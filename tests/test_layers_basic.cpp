@@ -1,7 +1,7 @@
 // The basic layers: initialisers, the fused weight_norm op, Linear (plain and
 // weight-normed, with Salimans & Kingma's data-dependent init), Embedding,
-// Dropout, GaussianNoise and the activation selector. Linear and Embedding
-// are compared with PyTorch (tests/reference/make_layer_refs.py).
+// Dropout, GaussianNoise, the activation selector and Flatten. Linear,
+// Embedding and Flatten are compared with PyTorch (tests/reference/make_layer_refs.py).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -15,6 +15,7 @@
 #include "rmsgrad/layers/embedding.h"
 #include "rmsgrad/layers/init.h"
 #include "rmsgrad/layers/linear.h"
+#include "rmsgrad/layers/sequential.h"
 #include "rmsgrad/rmsgrad.h"
 #include "test_util.h"
 
@@ -443,4 +444,49 @@ TEST_CASE("activate: every kind is the op it names") {
   CHECK(activate(x, Activation::LeakyReLU, 0.01f).value().at({0}) == doctest::Approx(-0.02f));
   CHECK(max_abs_diff(activate(x, Activation::Tanh).value(), tanh(x).value()) == 0.0f);
   CHECK(max_abs_diff(activate(x, Activation::Sigmoid).value(), sigmoid(x).value()) == 0.0f);
+}
+
+// ---------------------------------------------------------------- Flatten
+
+TEST_CASE("Flatten against torch.nn.Flatten: shapes, values and the gradient, to the bit") {
+  // A reshape moves no float and its backward hands the gradient back in the
+  // input's shape, so output and gradient equal torch's exactly (the JSON's
+  // 9 digits hold a float32 exactly).
+  nlohmann::json ref = test::load_reference("layers_basic.json");
+  int checked = 0;
+  for (const auto& c : ref["cases"]) {
+    if (c["kind"] != "flatten") continue;
+    const std::string name = c["name"];
+    INFO(name);
+    Flatten flatten(c["start"].get<int>(), c["end"].get<int>());
+    CHECK(parameter_names(flatten).empty());
+    Var x = parameter(test::tensor_from_json(c["x"]));
+    Var y = flatten(x);
+    tape().backward(y, test::tensor_from_json(c["projection"]));
+    tape().clear();
+    test::all_close(y.value(), test::tensor_from_json(c["output"]), 0.0f, 0.0f, "output");
+    test::all_close(x.grad(), test::tensor_from_json(c["grad_x"]), 0.0f, 0.0f, "grad x");
+    ++checked;
+  }
+  CHECK(checked == 6);
+
+  // In a Sequential: [N, C, H, W] → [N, C·H·W] → Linear, with torch's default dims.
+  Generator gen(13);
+  Sequential net;
+  net.add(std::make_shared<Flatten>());
+  net.add(std::make_shared<Linear>(12, 2, gen));
+  CHECK(parameter_names(net) == std::vector<std::string>{"1.weight", "1.bias"});
+  CHECK(net(constant(Tensor::zeros(Shape{5, 3, 2, 2}))).shape() == Shape{5, 2});
+  tape().clear();
+
+  Var x = constant(Tensor::zeros(Shape{2, 3, 4}));
+  CHECK_THROWS_WITH_AS(Flatten(1, 3)(x), "flatten: axes 1..3 are out of range for [2, 3, 4]", Error);
+  CHECK_THROWS_WITH_AS(Flatten(-4)(x), "flatten: axes -4..-1 are out of range for [2, 3, 4]", Error);
+  CHECK_THROWS_WITH_AS(Flatten(2, 1)(x), "flatten: start axis 2 comes after end axis 1 in [2, 3, 4]", Error);
+  CHECK_THROWS_WITH_AS(Flatten()(constant(Tensor::zeros(Shape{4}))),
+                       "flatten: axes 1..-1 are out of range for [4]", Error);
+  // A scalar has the dims of rank 1, as in torch: Flatten(0, −1) gives [1], Flatten() is out of range.
+  CHECK(Flatten(0, -1)(constant(Tensor::scalar(3.0f))).shape() == Shape{1});
+  CHECK_THROWS_WITH_AS(Flatten()(constant(Tensor::scalar(3.0f))),
+                       "flatten: axes 1..-1 are out of range for []", Error);
 }

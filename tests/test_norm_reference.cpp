@@ -1,5 +1,6 @@
 // Every normalization against PyTorch reference values (tests/reference/norms.json,
-// written by tests/reference/make_norm_refs.py with torch 1.13; see that script).
+// written by tests/reference/make_norm_refs.py; see that script), and GroupNorm:
+// against torch.nn.GroupNorm, gradient checks, its layer and its errors.
 //
 // JSON format:
 //   {"torch": version,
@@ -15,6 +16,8 @@
 //   features: rows are the last axis, gain/bias [n]; channels: x [N, C, H, W],
 //   rows are the H·W maps, gain/bias [C]. batchnorm: per channel x.dim(1).
 //   pRMSNorm: k = max(1, floor(n·p)) of the row length n; k = n for the others.
+//   groupnorm cases have fields of their own: "groups", "eps", "affine",
+//   ["weight", "bias"], "out", "grad_x", ["grad_weight", "grad_bias"]; x [N, C, *].
 //
 // Every case runs twice: through the selector (make_norm with NormOptions, the
 // parameters found by name and overwritten, so the factory, the module's
@@ -30,8 +33,12 @@
 #include <string>
 
 #include "rmsgrad/autograd/batch_norm.h"
+#include "rmsgrad/autograd/gradcheck.h"
 #include "rmsgrad/autograd/norm_ops.h"
+#include "rmsgrad/autograd/ops.h"
 #include "rmsgrad/autograd/tape.h"
+#include "rmsgrad/core/parallel.h"
+#include "rmsgrad/core/random.h"
 #include "rmsgrad/layers/normalization.h"
 #include "test_util.h"
 
@@ -270,4 +277,129 @@ TEST_CASE("reference: norms.json covers every kind, layout and variant") {
                            "batchnorm/features", "batchnorm/channels", "rmsnorm/in", "rmsnorm/out",
                            "batchnorm/train", "batchnorm/eval", "prmsnorm/p0.062500", "prmsnorm/p0.125000"})
     CHECK_MESSAGE(seen.count(want), "norms.json has no " << want << " case");
+}
+
+namespace {
+
+// One GroupNorm case, through the layer (its parameters found by name and
+// overwritten) or the raw op; the same tolerance as every other norm above
+// (`close`): the block reductions are over m ≤ 75 values and the weight and
+// bias gradients sum N·S ≤ 66 terms, inside what its derivation allows.
+void run_group_case(const json& c, const json& inputs, bool via_module) {
+  const std::string label = c.at("name").get<std::string>() + (via_module ? " [GroupNorm]" : " [raw op]");
+  const json& in = inputs.at(c.at("input").get<std::string>());
+  const int64_t groups = c.at("groups");
+  const float eps = c.at("eps");
+  const bool affine = c.at("affine");
+  Var x(T(in.at("x")), true);
+  Var weight, bias;
+  std::function<Var(const Var&)> f;
+  if (via_module) {
+    auto module = std::make_shared<GroupNorm>(groups, x.dim(1), eps, affine);
+    const auto params = module->named_parameters();
+    REQUIRE(params.size() == (affine ? 2u : 0u));
+    if (affine) {
+      CHECK(params[0].first == "weight");
+      CHECK(params[1].first == "bias");
+      weight = params[0].second;
+      bias = params[1].second;
+    }
+    f = [module](const Var& v) { return module->forward(v); };
+  } else {
+    if (affine) {
+      weight = Var(T(c.at("weight")), true);
+      bias = Var(T(c.at("bias")), true);
+    }
+    f = [=](const Var& v) { return group_norm(v, groups, weight, bias, eps); };
+  }
+  if (affine) {
+    weight.value().copy_from(T(c.at("weight")));
+    bias.value().copy_from(T(c.at("bias")));
+  }
+  Var y = f(x);
+  tape().backward(y, T(in.at("r")));
+  tape().clear();
+  close(label, "out", y.value(), T(c.at("out")));
+  close(label, "grad_x", x.grad(), T(c.at("grad_x")));
+  if (!affine) return;
+  close(label, "grad_weight", weight.grad(), T(c.at("grad_weight")));
+  close(label, "grad_bias", bias.grad(), T(c.at("grad_bias")));
+}
+
+}  // namespace
+
+TEST_CASE("reference: GroupNorm against torch.nn.GroupNorm ([N, C], [N, C, L], [N, C, H, W]; 1 to C groups)") {
+  const json& ref = reference();
+  size_t count = 0;
+  for (const json& c : ref.at("cases")) {
+    if (c.at("kind") != "groupnorm") continue;
+    ++count;
+    for (int threads : {1, 2}) {
+      set_num_threads(threads);
+      for (bool via_module : {true, false}) {
+        INFO("case " << c.at("name").get<std::string>() << ", " << threads << " threads");
+        run_group_case(c, ref.at("inputs"), via_module);
+      }
+    }
+  }
+  set_num_threads(2);
+  CHECK_MESSAGE(count >= 8, "only " << count << " GroupNorm cases in norms.json, expected 8");
+}
+
+TEST_CASE("group_norm passes gradient checks: with and without weight and bias, ranks 2 to 5") {
+  Generator gen(31);
+  struct Case {
+    Shape shape;
+    int64_t groups;
+    bool weight, bias;
+  };
+  for (const Case& k : {Case{Shape{3, 6, 2, 3}, 3, true, true}, Case{Shape{2, 4, 5}, 2, true, false},
+                        Case{Shape{4, 6}, 2, false, true}, Case{Shape{2, 4, 3, 2, 2}, 4, false, false},
+                        Case{Shape{2, 3, 4}, 1, true, true}}) {
+    CAPTURE(k.shape.str());
+    CAPTURE(k.groups);
+    const int64_t c = k.shape[1];
+    // Offset and scaled away from zero mean and unit variance, so the centring
+    // and the scaling both have work to do.
+    std::vector<Tensor> inputs = {normal(k.shape, 0.5f, 1.5f, gen)};
+    if (k.weight) inputs.push_back(normal(Shape{c}, 1.0f, 0.3f, gen));
+    if (k.bias) inputs.push_back(normal(Shape{c}, 0.0f, 0.3f, gen));
+    GradCheckResult r = gradcheck(
+        [&](const std::vector<Var>& v) {
+          Var w = k.weight ? v[1] : Var(), b = k.bias ? v[k.weight ? 2 : 1] : Var();
+          return group_norm(v[0], k.groups, w, b);
+        },
+        inputs);
+    CHECK_MESSAGE(r.ok, r.report);
+  }
+  // Used twice: the first backward writes x's fresh gradient, the second adds.
+  GradCheckResult twice = gradcheck(
+      [](const std::vector<Var>& v) { return group_norm(v[0], 2, v[1], v[2]) + group_norm(v[0], 4, Var(), Var()); },
+      {normal(Shape{2, 4, 3}, 0.0f, 1.0f, gen), normal(Shape{4}, 1.0f, 0.3f, gen), normal(Shape{4}, 0.0f, 0.3f, gen)});
+  CHECK_MESSAGE(twice.ok, twice.report);
+}
+
+TEST_CASE("GroupNorm: starting parameters, and errors naming the op and shapes") {
+  GroupNorm norm(2, 6);
+  CHECK(norm.num_groups() == 2);
+  CHECK(norm.weight.value().to_vector() == std::vector<float>(6, 1.0f));  // torch: ones and zeros
+  CHECK(norm.bias.value().to_vector() == std::vector<float>(6, 0.0f));
+  CHECK(GroupNorm(3, 6, 1e-5f, false).named_parameters().empty());
+
+  Var x = constant(Tensor::ones(Shape{2, 6, 4}));
+  CHECK_THROWS_WITH_AS(group_norm(x, 4, Var(), Var()),
+                       doctest::Contains("group_norm: 4 groups do not divide the 6 channels of input [2, 6, 4]"),
+                       Error);
+  CHECK_THROWS_WITH_AS(group_norm(constant(Tensor::ones(Shape{6})), 2, Var(), Var()),
+                       doctest::Contains("group_norm: input must be [N, C, *], got [6]"), Error);
+  CHECK_THROWS_WITH_AS(group_norm(x, 2, constant(Tensor::ones(Shape{4})), Var()),
+                       doctest::Contains("group_norm: weight [4] must be [6] for input [2, 6, 4]"), Error);
+  CHECK_THROWS_WITH_AS(group_norm(x, 2, Var(), constant(Tensor::ones(Shape{6, 1}))),
+                       doctest::Contains("group_norm: bias [6, 1] must be [6] for input [2, 6, 4]"), Error);
+  CHECK_THROWS_WITH_AS(group_norm(constant(Tensor::ones(Shape{2, 6, 0})), 2, Var(), Var()),
+                       doctest::Contains("group_norm: cannot normalize empty groups"), Error);
+  CHECK_THROWS_WITH_AS(GroupNorm(4, 6), doctest::Contains("GroupNorm: 4 groups must divide the 6 channels"), Error);
+  CHECK_THROWS_WITH_AS(norm(constant(Tensor::ones(Shape{2, 5, 3}))),
+                       doctest::Contains("GroupNorm(2 groups, 6 channels): input must be [N, 6, *], got [2, 5, 3]"),
+                       Error);
 }

@@ -1,14 +1,16 @@
 // Optimizers and learning-rate schedules (clipping: test_clip.cpp).
 //
 // 1. Against torch.optim (tests/reference/optim.json, written by
-//    tests/reference/make_optim_refs.py with torch 1.13; its docstring gives the
+//    tests/reference/make_optim_refs.py; its docstring gives the
 //    format): Adam with two groups, with L2 weight decay, β1 changed to 0.5
 //    before step 3 and lr changed mid-run; AdamW; SGD plain, with momentum,
 //    with weight decay, Nesterov and dampening — 5 steps each, parameters
 //    compared after every step; a parameter ("late") whose first gradient
 //    arrives at step 3.
 // 2. Hand-computed first steps (Adam ≈ lr·sign(g), without bias correction,
-//    AdamW, L2, SGD with momentum), schedules at chosen steps.
+//    AdamW, L2, SGD with momentum), schedules at chosen steps; the warm-up,
+//    cosine and one-cycle schedules against torch's LinearLR, CosineAnnealingLR,
+//    SequentialLR and OneCycleLR (optim.json's "schedules").
 // 3. State: names, lazy allocation, save/restore through named_state(),
 //    thread-count independence, and the error messages.
 #include <doctest/doctest.h>
@@ -220,6 +222,71 @@ TEST_CASE("schedules at chosen steps") {
   CHECK(sgd.lr() == 0.0);
 }
 
+TEST_CASE("warm-up, cosine and one-cycle schedules reproduce torch's schedulers") {
+  // Both sides compute in double; the reference is written with 10
+  // significant digits (≤ 5e-10 relative), which is all a correct schedule can
+  // differ by. A wrong formula or an off-by-one step shifts values by 1e-3
+  // relative or more (one step of a 10- to 100-step curve).
+  const json ref = test::load_reference("optim.json");
+  int checked = 0;
+  for (const json& c : ref.at("schedules")) {
+    const std::string name = c.at("name"), kind = c.at("kind");
+    CAPTURE(name);
+    const json& a = c.at("args");
+    std::unique_ptr<LearningRateSchedule> schedule;
+    if (kind == "warmup") {
+      schedule = std::make_unique<WarmupSchedule>(a.at("base"), a.at("warmup"));
+    } else if (kind == "cosine") {
+      schedule = std::make_unique<CosineSchedule>(a.at("base"), a.at("total_steps"), a.at("min_lr"), a.at("warmup"));
+    } else {
+      schedule = std::make_unique<OneCycleSchedule>(a.at("max_lr"), a.at("total_steps"), a.at("pct_start"),
+                                                    a.at("div_factor"), a.at("final_div_factor"));
+    }
+    const auto steps = c.at("steps").get<std::vector<int64_t>>();
+    const auto lrs = c.at("lr").get<std::vector<double>>();
+    REQUIRE(steps.size() == lrs.size());
+    for (size_t i = 0; i < steps.size(); ++i) {
+      CAPTURE(steps[i]);
+      CHECK(std::fabs(schedule->lr(steps[i]) - lrs[i]) <= 1e-9 * std::fabs(lrs[i]) + 1e-15);
+    }
+    ++checked;
+  }
+  CHECK(checked == 7);
+}
+
+TEST_CASE("warm-up, cosine and one-cycle schedules at chosen steps, before the first and after the last") {
+  WarmupSchedule warmup(0.1, 4);  // 0.1·min(s, 4)/4
+  CHECK(warmup.lr(0) == 0.0);
+  CHECK(warmup.lr(1) == doctest::Approx(0.025));
+  CHECK(warmup.lr(4) == doctest::Approx(0.1));
+  CHECK(warmup.lr(1000) == doctest::Approx(0.1));
+
+  CosineSchedule cosine(1.0, 10, 0.1, 2);  // up to 1 at step 2, then down to 0.1 at step 10
+  CHECK(cosine.lr(0) == 0.0);
+  CHECK(cosine.lr(1) == doctest::Approx(0.5));
+  CHECK(cosine.lr(2) == doctest::Approx(1.0));
+  CHECK(cosine.lr(6) == doctest::Approx(0.55));  // halfway down: (1 + 0.1)/2
+  CHECK(cosine.lr(10) == doctest::Approx(0.1));
+  CHECK(cosine.lr(11) == 0.1);  // torch's cosine would rise again; ours stays
+  CHECK(cosine.lr(1000) == 0.1);
+  CosineSchedule plain(2.0, 4);  // no warm-up: lr(0) = base, to 0 at step 4
+  CHECK(plain.lr(0) == 2.0);
+  CHECK(plain.lr(2) == doctest::Approx(1.0));
+  CHECK(plain.lr(4) == 0.0);
+
+  // max 1, initial 1/25 = 0.04, min 0.04/1e4 = 4e-6; the peak at e = 0.3·10 − 1 = 2, step 3.
+  OneCycleSchedule cycle(1.0, 10);
+  CHECK(cycle.lr(0) == doctest::Approx(0.04));
+  CHECK(cycle.lr(1) == doctest::Approx(0.04));
+  CHECK(cycle.lr(2) == doctest::Approx(0.52));  // halfway up
+  CHECK(cycle.lr(3) == doctest::Approx(1.0));
+  CHECK(cycle.lr(10) == doctest::Approx(4e-6));
+  CHECK(cycle.lr(11) == doctest::Approx(4e-6));  // torch raises past total_steps; ours stays
+
+  for (const LearningRateSchedule* s : std::initializer_list<const LearningRateSchedule*>{&warmup, &cosine, &cycle})
+    CHECK(!s->str().empty());
+}
+
 TEST_CASE("groups carry their own learning rates and betas") {
   Var a = param(Shape{1}, {0.0f}), b = param(Shape{1}, {0.0f});
   Adam adam;
@@ -378,4 +445,15 @@ TEST_CASE("errors name the optimizer, the group and the problem") {
   CHECK(error_of([] { InverseSqrtSchedule(1.0, 0); }) == "InverseSqrtSchedule: warmup must be >= 1 step, got 0");
   CHECK(error_of([] { ConstantSchedule(-1.0); }) == "ConstantSchedule: base must be finite and >= 0, got -1");
   CHECK(error_of([] { InverseSqrtSchedule(1.0, 10).lr(-1); }) == "InverseSqrtSchedule: step must be >= 0, got -1");
+  CHECK(error_of([] { WarmupSchedule(1.0, 0); }) == "WarmupSchedule: warmup must be >= 1 step, got 0");
+  CHECK(error_of([] { CosineSchedule(1.0, 10, 0.0, 10); }) ==
+        "CosineSchedule: need 0 <= warmup < total_steps, got warmup 10 and total_steps 10");
+  CHECK(error_of([] { CosineSchedule(1.0, 10, -0.1); }) == "CosineSchedule: min_lr must be finite and >= 0, got -0.1");
+  CHECK(error_of([] { CosineSchedule(1.0, 10).lr(-1); }) == "CosineSchedule: step must be >= 0, got -1");
+  CHECK(error_of([] { OneCycleSchedule(1.0, 3); }) ==
+        "OneCycleSchedule: need 0 < pct_start < 1 and pct_start·total_steps > 1, got pct_start 0.3 and total_steps 3");
+  CHECK(error_of([] { OneCycleSchedule(1.0, 100, 1.0); }) ==
+        "OneCycleSchedule: need 0 < pct_start < 1 and pct_start·total_steps > 1, got pct_start 1 and total_steps 100");
+  CHECK(error_of([] { OneCycleSchedule(1.0, 100, 0.3, 0.0); }) ==
+        "OneCycleSchedule: div_factor and final_div_factor must be finite and > 0, got 0 and 10000");
 }

@@ -1,6 +1,6 @@
-"""Reference values for Linear, weight-normed Linear and Embedding (tests/test_layers_basic.cpp).
+"""Reference values for Linear, weight-normed Linear, Embedding and Flatten (tests/test_layers_basic.cpp).
 
-Run with Debian's python3-torch:  /usr/bin/python3 tests/reference/make_layer_refs.py
+Run with the pip torch:  /tmp/torchenv/bin/python tests/reference/make_layer_refs.py
 Writes tests/reference/layers_basic.json. Each case holds the inputs and the
 parameters (in our layout: weight [out, in], weight_g [out]), the output, a
 projection r, and the gradients of sum(output * r) with respect to the input
@@ -10,6 +10,9 @@ Inputs and parameters are drawn in float32 and the layers are then run in
 float64 by torch's own modules (nn.Linear, nn.utils.weight_norm, nn.Embedding),
 so the references are exact to ~1e-15 and the C++ test's tolerance measures
 only its own float32 rounding.
+
+The "flatten" cases are torch.nn.Flatten(start_dim, end_dim) on x: its output
+(shape and values) and the gradient of sum(output * r), r in the output's shape.
 
 The "wn_init" case is Salimans & Kingma's data-dependent init: for a batch x
 and direction v, t = x v̂ᵀ, g = 1/sqrt(var(t) + 1e-10), b = -mean(t)·g (biased
@@ -105,6 +108,16 @@ def init_case(name, rows, inp, out):
             "weight_g": t(g), "bias": t(b), "output": t(y)}
 
 
+def flatten_case(name, x_shape, start, end):
+    gen = gen_for(name)
+    x = draw(gen, *x_shape).requires_grad_()
+    y = torch.nn.Flatten(start, end)(x)
+    r = draw(gen, *y.shape)
+    (y * r).sum().backward()
+    return {"name": name, "kind": "flatten", "start": start, "end": end, "x": t(x), "output": t(y),
+            "projection": t(r), "grad_x": t(x.grad)}
+
+
 cases = [
     linear_case("linear_bias", (4, 5), 3, bias=True, weight_norm=False),
     linear_case("linear_nobias_odd", (3, 7), 9, bias=False, weight_norm=False),
@@ -113,6 +126,12 @@ cases = [
     linear_case("wn_linear_3d_nobias_odd", (2, 3, 7), 5, bias=False, weight_norm=True),
     embedding_case("embedding", 11, 6, [[3, 0, 10, 3], [7, 3, 1, 0], [10, 10, 2, 5]]),
     init_case("wn_init", 64, 10, 6),
+    flatten_case("flatten_default", (2, 3, 2, 2), 1, -1),
+    flatten_case("flatten_all", (2, 3, 2, 2), 0, -1),
+    flatten_case("flatten_middle", (2, 3, 2, 2), 1, 2),
+    flatten_case("flatten_negative", (2, 3, 4), -2, -1),
+    flatten_case("flatten_one_axis", (2, 3, 2, 2), 2, 2),
+    flatten_case("flatten_rank2", (4, 5), 1, -1),
 ]
 path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "layers_basic.json")
 with open(path, "w") as f:

@@ -1,6 +1,6 @@
 """Reference values for every normalization (tests/test_norm_reference.cpp).
 
-Run with Debian's python3-torch:  /usr/bin/python3 tests/reference/make_norm_refs.py
+Run with the pip torch:  /tmp/torchenv/bin/python tests/reference/make_norm_refs.py
 Writes tests/reference/norms.json:
 
   {"torch": version, "inputs": {set: {"x": T, "r": T[, "x2": T]}}, "cases": [case, ...]}
@@ -26,12 +26,21 @@ reference carries no float32 rounding of its own) and written with 7
 significant digits (relative error ≤ 5e-7: under 1% of the test's relative
 tolerance 1e-4, and the file stays under 400 KB).
 
-PyTorch 1.13 has no RMSNorm; it is composed here from the formulas:
+RMSNorm is composed here from the formulas (the files were first written with
+torch 1.13, which has no RMSNorm; torch's later F.rms_norm has ε inside only and
+no pRMSNorm or L2-Norm):
   ε inside:  x * rsqrt(mean(x[..., :k]²) + ε) * g (+ b)
   ε outside: x / (sqrt(mean(x[..., :k]²)) + ε) * g (+ b)
   L2-Norm:   x / sqrt(Σ x² + ε) * g (+ b)      (ε outside: x / (sqrt(Σ x²) + ε))
 LayerNorm is torch.nn.functional.layer_norm, BatchNorm F.batch_norm (unbiased
 running variance, running = (1 − momentum)·running + momentum·batch).
+
+GroupNorm cases (kind "groupnorm") are torch.nn.GroupNorm run in float64 on an
+input set read as x [N, C, *] (channels sets [N, C, H, W], features sets
+[N, C] or [N, C, L]), with their own fields:
+
+  name, kind, input, layout (the set's), groups, eps, affine, weight and bias
+  (affine only, [C]), out, grad_x, grad_weight and grad_bias (affine only).
 """
 import json
 import math
@@ -73,6 +82,7 @@ SETS = {
     "f1x1024": ([1, 1024], "features", False),  # one row: the file must stay < 400 KB
     "c2x3x5x5": ([2, 3, 5, 5], "channels", True),
     "c4x6x8x8": ([4, 6, 8, 8], "channels", True),
+    "c2x6x3x4": ([2, 6, 3, 4], "channels", False),  # GroupNorm: 6 channels in 1, 2, 3 or 6 groups
 }
 
 
@@ -231,6 +241,54 @@ case("rmsnorm", "f1x1024", eps=1e-6)
 case("prmsnorm", "f1x1024", p=0.0625)
 case("prmsnorm", "c4x6x8x8", p=0.125)
 case("batchnorm", "c4x6x8x8")
+
+
+
+def group_case(set_name, groups, eps=1e-5, affine=True):
+    """torch.nn.GroupNorm(groups, C, eps, affine) on the set's x read as [N, C, *]."""
+    shape, layout, _ = SETS[set_name]
+    name = f"groupnorm_g{groups}" + ("" if affine else "_noaffine") + (f"_eps{eps:g}" if eps != 1e-5 else "") + \
+        f"_{set_name}"
+    gen = gen_for(name)
+    x32, r32 = inputs[set_name]["x"], inputs[set_name]["r"]
+    channels = shape[1]
+    c = {"name": name, "kind": "groupnorm", "input": set_name, "layout": layout, "groups": groups, "eps": eps,
+         "affine": affine}
+    results = {}
+    for dtype in (torch.float64, torch.float32):
+        module = torch.nn.GroupNorm(groups, channels, eps, affine).to(dtype)
+        if affine:
+            w32 = quantize(1 + 0.3 * torch.randn(channels, generator=gen)) if dtype == torch.float64 else w32
+            b32 = quantize(0.2 * torch.randn(channels, generator=gen)) if dtype == torch.float64 else b32
+            with torch.no_grad():
+                module.weight.copy_(w32)
+                module.bias.copy_(b32)
+        x = x32.to(dtype).clone().requires_grad_()
+        out = module(x)
+        (out * r32.to(dtype)).sum().backward()
+        results[dtype] = [out, x.grad] + ([module.weight.grad, module.bias.grad] if affine else [])
+    if affine:
+        c["weight"], c["bias"] = t_in(w32), t_in(b32)
+    out, grad_x = results[torch.float64][:2]
+    c["out"], c["grad_x"] = t_out(out), t_out(grad_x)
+    if affine:
+        c["grad_weight"], c["grad_bias"] = t_out(results[torch.float64][2]), t_out(results[torch.float64][3])
+    cases.append(c)
+    for want, got in zip(results[torch.float64], results[torch.float32]):
+        worst[0] = max(worst[0], ((got.double() - want).abs().max() / want.pow(2).mean().sqrt()).item())
+
+
+# GroupNorm over [N, C, H, W], [N, C, L] and [N, C]: groups of several channels,
+# one group (LayerNorm over C·H·W), one channel per group (InstanceNorm), no
+# affine, and the small sets where ε is of the order of the variance.
+group_case("c2x6x3x4", 3)
+group_case("c2x6x3x4", 6)
+group_case("c2x6x3x4", 2, affine=False)
+group_case("c2x3x5x5", 1)
+group_case("f3x4x33", 2)
+group_case("f5x7", 1)
+group_case("c2x3x3x3small", 3)
+group_case("c2x3x3x3small", 1, eps=1e-3, affine=False)
 
 names = [c["name"] for c in cases]
 assert len(names) == len(set(names)), "duplicate case names"

@@ -1,6 +1,7 @@
-"""Reference values for the optimizers and gradient clipping (tests/test_optim.cpp).
+"""Reference values for the optimizers, gradient clipping and the learning-rate
+schedules (tests/test_optim.cpp, tests/test_clip.cpp).
 
-Run with Debian's python3-torch:  /usr/bin/python3 tests/reference/make_optim_refs.py
+Run with the pip torch:  /tmp/torchenv/bin/python tests/reference/make_optim_refs.py
 Writes tests/reference/optim.json:
 
   {"torch": version,
@@ -9,7 +10,9 @@ Writes tests/reference/optim.json:
                                      missing from a step has no gradient then (.grad None):
                                      "late" gets its first gradient at step 3
    "cases": [case, ...],
-   "clip": [clip case, ...]}
+   "clip": [clip case, ...],
+   "clip_value": [clip value case, ...],
+   "schedules": [schedule case, ...]}
 
   case = {"name", "optimizer" (adam|adamw|sgd),
           "groups": [{"params": [names], "options": {...}}],   torch's option names:
@@ -24,6 +27,21 @@ Writes tests/reference/optim.json:
      The clip cases use step 1's gradients ("late" has none there, so it is
      skipped). per_parameter is clip_grad_norm_ called on each parameter alone.
 
+  clip value case = {"name", "clip_value", "grads": {param: T}, "clipped": {param: T}}
+     torch.nn.utils.clip_grad_value_ on step 1's gradients.
+
+  schedule case = {"name", "kind" (warmup|cosine|onecycle), "args": {our constructor's
+                   arguments by name}, "steps": [s, ...], "lr": [lr(s), ...]}
+     lr(s) is the learning rate of update s counted from 1 (optim/schedule.h),
+     read from torch's schedulers driving torch.optim.SGD in float64: the lr
+     in the optimizer's group before update s, i.e. after s − 1 calls of
+     scheduler.step(). With one exception: CosineSchedule without warm-up is
+     CosineAnnealingLR read after s calls (our curve starts at lr(0) = base),
+     for s from 0. The script asserts that torch's values are the formulas in
+     optim/schedule.h; the steps stop where torch's curve and ours part (past
+     total_steps torch's cosine rises again and OneCycleLR raises; ours stays
+     at its end value, which the C++ test checks).
+
 T is {"shape": [...], "data": [...]} (row-major). Inputs are float32 values with
 three decimals ("tiny", a gradient near Adam's eps = 1e-3 in the first case,
 has six), written exactly. The outputs are computed by torch.optim in float64
@@ -33,6 +51,7 @@ test's 1e-6). The same runs in float32 are checked below to land within 1e-6 of
 the float64 ones: torch's own float32 error fits the bound the C++ test uses.
 """
 import json
+import math
 import os
 import zlib
 
@@ -178,10 +197,103 @@ clips = [clip_case("global_clipped", "global", 1.0),
 for c in clips:
     print(c["name"], c.get("norm", c.get("norms")))
 
+
+
+def clip_value_case(name, clip_value):
+    params = {n: torch.zeros(SHAPES[n], dtype=torch.float64, requires_grad=True) for n in grads[0]}
+    for n, p in params.items():
+        p.grad = grads[0][n].double().clone()
+    torch.nn.utils.clip_grad_value_(list(params.values()), clip_value)
+    return {"name": name, "clip_value": clip_value,
+            "grads": {n: t_in(t, decimals_of(n)) for n, t in grads[0].items()},
+            "clipped": {n: t_out(p.grad) for n, p in params.items()}}
+
+
+clip_values = [clip_value_case("clip_value_half", 0.5), clip_value_case("clip_value_tiny", 1e-3)]
+
+
+def torch_lrs(make_scheduler, base, updates):
+    """The lr of each of `updates` updates: lrs[k] is the lr before update k + 1."""
+    from torch.optim import lr_scheduler  # noqa: F401 (make_scheduler uses it)
+    p = torch.zeros(1, dtype=torch.float64, requires_grad=True)
+    opt = torch.optim.SGD([p], lr=base)
+    scheduler = make_scheduler(opt)
+    lrs = []
+    for _ in range(updates):
+        lrs.append(opt.param_groups[0]["lr"])
+        p.grad = torch.zeros_like(p)
+        opt.step()
+        scheduler.step()
+    return lrs
+
+
+def cosine_formula(s, base, total, min_lr, warmup):
+    if s < warmup:
+        return base * s / warmup
+    if s >= total:
+        return min_lr
+    return min_lr + (base - min_lr) * (1 + math.cos(math.pi * (s - warmup) / (total - warmup))) / 2
+
+
+def onecycle_formula(s, max_lr, total_steps, pct_start, div_factor, final_div_factor):
+    initial = max_lr / div_factor
+    low = initial / final_div_factor
+    total = total_steps
+    e, p = max(s, 1) - 1, pct_start * total - 1
+    if e <= p:
+        return max_lr + (initial - max_lr) * (1 + math.cos(math.pi * e / p)) / 2
+    return low + (max_lr - low) * (1 + math.cos(math.pi * (e - p) / (total - 1 - p))) / 2
+
+
+def schedule_case(name, kind, args):
+    S = torch.optim.lr_scheduler
+    if kind == "warmup":
+        base, w = args["base"], args["warmup"]
+        steps = list(range(1, 3 * w + 1))
+        lrs = torch_lrs(lambda o: S.LinearLR(o, 1 / w, 1.0, total_iters=w - 1), base, len(steps))
+        formula = lambda s: base * min(s, w) / w
+    elif kind == "cosine":
+        base, total, min_lr, w = args["base"], args["total_steps"], args["min_lr"], args["warmup"]
+        if w == 0:  # read after s steps, s = 0 … total
+            steps = list(range(0, total + 1))
+            lrs = torch_lrs(lambda o: S.CosineAnnealingLR(o, T_max=total, eta_min=min_lr), base, total + 1)
+        elif w == 1:  # no warm-up to speak of: lr(1) = base, then the cosine
+            steps = list(range(1, total + 1))
+            lrs = torch_lrs(lambda o: S.CosineAnnealingLR(o, T_max=total - 1, eta_min=min_lr), base, total)
+        else:
+            steps = list(range(1, total + 1))
+            lrs = torch_lrs(lambda o: S.SequentialLR(
+                o, [S.LinearLR(o, 1 / w, 1.0, total_iters=w - 1),
+                    S.CosineAnnealingLR(o, T_max=total - w, eta_min=min_lr)], milestones=[w - 1]), base, total)
+        formula = lambda s: cosine_formula(s, base, total, min_lr, w)
+    else:
+        total = args["total_steps"]
+        steps = list(range(1, total + 1))
+        lrs = torch_lrs(lambda o: S.OneCycleLR(
+            o, max_lr=args["max_lr"], total_steps=total, pct_start=args["pct_start"], div_factor=args["div_factor"],
+            final_div_factor=args["final_div_factor"], cycle_momentum=False), args["max_lr"], total)
+        formula = lambda s: onecycle_formula(s, **args)
+    for s, lr in zip(steps, lrs):
+        assert abs(lr - formula(s)) <= 1e-12 * max(abs(lr), 1e-12), (name, s, lr, formula(s))
+    return {"name": name, "kind": kind, "args": args, "steps": steps, "lr": [float(f"{v:.{DIGITS}g}") for v in lrs]}
+
+
+schedules = [
+    schedule_case("warmup_5", "warmup", dict(base=0.1, warmup=5)),
+    schedule_case("warmup_1", "warmup", dict(base=0.02, warmup=1)),
+    schedule_case("cosine_warmup", "cosine", dict(base=0.1, total_steps=20, min_lr=1e-3, warmup=5)),
+    schedule_case("cosine_no_warmup", "cosine", dict(base=0.05, total_steps=12, min_lr=0.0, warmup=0)),
+    schedule_case("cosine_warmup_1", "cosine", dict(base=3e-4, total_steps=10, min_lr=3e-5, warmup=1)),
+    schedule_case("onecycle_defaults", "onecycle",
+                  dict(max_lr=0.01, total_steps=100, pct_start=0.3, div_factor=25.0, final_div_factor=1e4)),
+    schedule_case("onecycle_fractional_peak", "onecycle",
+                  dict(max_lr=0.4, total_steps=10, pct_start=0.25, div_factor=10.0, final_div_factor=100.0)),
+]
+
 out = {"torch": torch.__version__,
        "initial": {n: t_in(t) for n, t in initial.items()},
        "grads": [{n: t_in(t, decimals_of(n)) for n, t in gs.items()} for gs in grads],
-       "cases": cases, "clip": clips}
+       "cases": cases, "clip": clips, "clip_value": clip_values, "schedules": schedules}
 path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "optim.json")
 with open(path, "w") as f:
     json.dump(out, f, separators=(",", ":"))
