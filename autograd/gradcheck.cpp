@@ -16,21 +16,35 @@ double projected(const Tensor& y, const Tensor& r) {
   return acc;
 }
 
+// f at perturbed inputs, checked to give a value of the first call's shape.
+Tensor evaluate(const GradCheckFn& f, const std::vector<Var>& inputs, const Shape& shape) {
+  const Var y = f(inputs);
+  check(y.defined() && y.shape() == shape, "gradcheck: the function returned {} for perturbed inputs, {} before",
+        shape_of(y), shape);
+  return y.value();
+}
+
 }  // namespace
 
 GradCheckResult gradcheck(const GradCheckFn& f, const std::vector<Tensor>& inputs,
                           const GradCheckOptions& options) {
-  Tape& tape = Tape::current();
   GradCheckResult result;
+  for (size_t k = 0; k < inputs.size(); ++k)
+    check(inputs[k].defined(), "gradcheck: input {} is an undefined tensor", k);
 
-  // Analytic gradients: one backward pass seeded with the projection.
+  // Analytic gradients: one backward pass seeded with the projection. The
+  // graph it builds is freed with `y` and `vars`; the caller's graphs on the
+  // same tape are left as they were.
   std::vector<Var> vars;
-  for (const Tensor& t : inputs) vars.emplace_back(t.clone(), true);
+  for (const Tensor& t : inputs) {
+    vars.emplace_back(t.clone(), true);
+    vars.back().node()->gradient_used = true;  // read below, not left to an optimizer
+  }
   Var y = f(vars);
+  check(y.defined(), "gradcheck: the function returned an undefined Var");
   Generator gen(options.seed);
   Tensor r = normal(y.shape(), 0.0f, 1.0f, gen);
-  tape.backward(y, r);
-  tape.clear();
+  Tape::current().backward(y, r);
 
   // Numerical gradients, one element at a time, without recording.
   NoGradGuard no_grad;
@@ -42,9 +56,9 @@ GradCheckResult gradcheck(const GradCheckFn& f, const std::vector<Tensor>& input
     for (int64_t j = 0; j < inputs[k].numel(); ++j) {
       const float saved = x[j];
       x[j] = saved + static_cast<float>(options.step);
-      double plus = projected(f(probe).value(), r);
+      double plus = projected(evaluate(f, probe, y.shape()), r);
       x[j] = saved - static_cast<float>(options.step);
-      double minus = projected(f(probe).value(), r);
+      double minus = projected(evaluate(f, probe, y.shape()), r);
       x[j] = saved;
       // Divide by the step actually taken after rounding to float.
       double h2 = static_cast<double>(saved + static_cast<float>(options.step)) -

@@ -12,10 +12,25 @@ namespace rg {
 
 namespace {
 std::atomic<int64_t> g_next_id{1};
+std::atomic<bool> g_optimizer_exists{false};
 
 // What a gradient buffer allocated for `node` is, for an observer (core/observer.h).
 const char* gradient_scope(const Node& node) {
   return std::string_view(node.op) == "leaf" ? "parameter gradients" : "gradients";
+}
+// One message for the leaves one backward found.
+void warn_unoptimized(const std::vector<Node*>& leaves) {
+  std::string names;
+  for (const Node* leaf : leaves)
+    names += fmt::format("{}{} {}", names.empty() ? "" : ", ", leaf->name.empty() ? "a leaf" : "'" + leaf->name + "'",
+                         leaf->value.shape());
+  warn(fmt::format(
+      "backward gave a gradient to {} trainable {} that no optimizer updates: {}. {} not trained, and {} "
+      "gradient grows every step. A module kept in a member must be registered (register_module), a "
+      "parameter made by hand passed to the optimizer, and a value meant to stay fixed made a constant "
+      "(constant(t), or x.detach())",
+      leaves.size(), leaves.size() == 1 ? "leaf" : "leaves", names, leaves.size() == 1 ? "It is" : "They are",
+      leaves.size() == 1 ? "its" : "their"));
 }
 }  // namespace
 
@@ -63,6 +78,11 @@ void Var::zero_grad() {
   }
 }
 
+void mark_optimized(const Var& leaf) {
+  leaf.node()->gradient_used = true;
+  g_optimizer_exists.store(true, std::memory_order_relaxed);
+}
+
 void Var::backward() { Tape::current().backward(*this); }
 
 Var Var::detach() const {
@@ -85,8 +105,9 @@ Var Tape::record(const char* op, Tensor value, std::initializer_list<Var> inputs
 void Tape::check_input(const Node& input, const char* op, size_t index) const {
   if (input.generation == 0) return;  // a leaf: a parameter or a constant
   check(!input.released,
-        "{}: input {} (#{} {}) belongs to a graph that an earlier backward released; a value carried "
-        "from one step into the next must go through detach()",
+        "{}: input {} (#{} {}) belongs to a graph that an earlier backward released. To use a value "
+        "after backward (to log it, or to carry it into the next step), take x.detach() (a constant "
+        "with the same values, no graph), compute inside a NoGradGuard, or read x.item() / x.value()",
         op, index, input.id, input.op);
   check(input.generation == generation_,
         "{}: input {} (#{} {}) was recorded before tape().clear(); a value carried across the clear "
@@ -193,6 +214,9 @@ void Tape::run_backward(const Var& output, const Tensor& output_grad, bool relea
     for (const auto& input : node.inputs)
       if (input->generation == 0 && input->requires_grad && --waiting_for[input.get()] == 0) ready(*input);
   };
+  // Trainable leaves that no optimizer updates, found on the way (see tape.h).
+  const bool look_for_unoptimized = g_optimizer_exists.load(std::memory_order_relaxed);
+  std::vector<Node*> unoptimized;
   ObserverScope scope("backward workspace");
   for (size_t i = graph.size(); i-- > 0;) {
     Node& node = *graph[i];
@@ -206,6 +230,12 @@ void Tape::run_backward(const Var& output, const Tensor& output_grad, bool relea
           node.id, node.op);
     if (node.backward) node.backward(node);
     if (Observer* observer = installed_observer()) observer->backward_ran(node.op);
+    if (look_for_unoptimized)
+      for (const auto& input : node.inputs)
+        if (input->generation == 0 && input->requires_grad && !input->gradient_used && !input->reported) {
+          input->reported = true;
+          unoptimized.push_back(input.get());
+        }
     passed(node);
     if (release) {
       // Every node that used this one comes later on the tape, so has run:
@@ -223,6 +253,7 @@ void Tape::run_backward(const Var& output, const Tensor& output_grad, bool relea
       if (graph[i].use_count() == 1) node.value = Tensor();
     }
   }
+  if (!unoptimized.empty()) warn_unoptimized(unoptimized);
 }
 
 void Tape::clear() {

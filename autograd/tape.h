@@ -17,6 +17,12 @@
 //   - an op whose input belongs to a released or cleared graph: a value
 //     carried from one step into the next must go through detach().
 //
+// And one that may be meant is said once (core/error.h's warn): once any
+// optimizer exists, a backward that gives a gradient to a trainable leaf that
+// no optimizer updates names it. Such a leaf is not trained and its gradient
+// grows every step; it is nearly always a module kept in a member but never
+// passed to register_module, so it is not saved and train()/eval() miss it too.
+//
 // The tape is thread-local: each thread builds its own graphs.
 #include <cstddef>
 #include <functional>
@@ -98,5 +104,11 @@ class NoGradGuard {
 };
 
 inline Tape& tape() { return Tape::current(); }
+
+// An optimizer calls this for each leaf it updates (optim/optimizer.h); from
+// the first call on, backward warns about trainable leaves that were never
+// marked (see the top of this file). A program that reads a leaf's gradient
+// itself (an input's, for a saliency map) sets leaf.node()->gradient_used.
+void mark_optimized(const Var& leaf);
 
 }  // namespace rg

@@ -36,9 +36,16 @@ struct Node {
   // The tape's recording this node belongs to (Tape::clear starts a new one);
   // 0 for leaves, which belong to no recording.
   uint64_t generation = 0;
-  // A lean backward has passed this node and dropped what its backward
-  // needed: no gradient can flow through it again.
+  // A backward has passed this node and dropped what its backward needed:
+  // no gradient can flow through it again.
   bool released = false;
+  // For trainable leaves. `name` is what a module registered it under
+  // ("weight"), for messages; `gradient_used` is set when an optimizer takes
+  // the leaf or a gradient check reads its gradient, and `reported` once
+  // backward has warned that nothing does (tape.h).
+  std::string name;
+  bool gradient_used = false;
+  bool reported = false;
   std::vector<std::shared_ptr<Node>> inputs;
   BackwardFn backward;
 

@@ -9,7 +9,6 @@
 #include <cstdio>
 
 #include "bench/op_timing.h"
-#include "rmsgrad/core/polite_threads.h"
 #include "rmsgrad/rmsgrad.h"
 
 using namespace rg;
@@ -31,7 +30,6 @@ const ConvShape kLayers[] = {
 }  // namespace
 
 int main(int argc, char** argv) {
-  restart_with_polite_threads(argv);  // before anything else: see core/polite_threads.h
   bench::OpFlags flags;
   flags.repeats = 10;
   int64_t batch = 100;

@@ -47,7 +47,6 @@
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/core/gemm.h"
 #include "rmsgrad/core/parallel.h"
-#include "rmsgrad/core/polite_threads.h"
 
 using namespace rg;
 
@@ -110,7 +109,6 @@ std::string json_ms(const std::map<std::string, double>& ms) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  restart_with_polite_threads(argv);  // before anything else: see core/polite_threads.h
   bench::ModelFlags flags;
   flags.model = "transformer";
   std::string norm = "layernorm";

@@ -7,14 +7,12 @@
 #include <cstdio>
 
 #include "bench/op_timing.h"
-#include "rmsgrad/core/polite_threads.h"
 #include "rmsgrad/layers/gru.h"
 #include "rmsgrad/rmsgrad.h"
 
 using namespace rg;
 
 int main(int argc, char** argv) {
-  restart_with_polite_threads(argv);  // before anything else: see core/polite_threads.h
   bench::OpFlags flags;
   CLI::App app{"one GRU cell step, plain and with each normalization", "bench_gru"};
   bench::add_op_flags(app, flags);

@@ -9,7 +9,6 @@
 // Usage: bench_lstm [--threads N] [--repeats R] [--norm-impl fused|composed]
 #include <cstdio>
 
-#include "rmsgrad/core/polite_threads.h"
 #include "rmsgrad/autograd/lstm_ops.h"
 #include "bench/op_timing.h"
 #include "rmsgrad/layers/lstm.h"
@@ -32,7 +31,6 @@ void print(const bench::OpFlags& flags, const char* op, const char* norm, int64_
 }  // namespace
 
 int main(int argc, char** argv) {
-  restart_with_polite_threads(argv);  // before anything else: see core/polite_threads.h
   bench::OpFlags flags;
   CLI::App app{"one LSTM cell step and its fused pointwise ops", "bench_lstm"};
   bench::add_op_flags(app, flags);

@@ -38,7 +38,6 @@
 #include "bench/memory_sizes.h"
 #include "bench/process_memory.h"
 #include "rmsgrad/core/allocator.h"
-#include "rmsgrad/core/polite_threads.h"
 #include "rmsgrad/rmsgrad.h"
 
 extern char** environ;
@@ -103,7 +102,6 @@ int run_child(const char* self, const Flags& f, const std::string& model, const 
 }  // namespace
 
 int main(int argc, char** argv) {
-  restart_with_polite_threads(argv);  // before anything else: see core/polite_threads.h
   Flags f;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];

@@ -23,7 +23,6 @@
 #include "bench/step_timing.h"
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/core/parallel.h"
-#include "rmsgrad/core/polite_threads.h"
 
 using namespace rg;
 
@@ -58,7 +57,6 @@ int find(const std::vector<Variant>& variants, NormKind kind, NormImpl impl) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  restart_with_polite_threads(argv);  // before anything else: see core/polite_threads.h
   bench::ModelFlags flags;
   std::string impls = "fused", norms = "none layernorm rmsnorm prmsnorm";
   int pairs = 40;

@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "bench/op_timing.h"
-#include "rmsgrad/core/polite_threads.h"
 #include "rmsgrad/layers/normalization.h"
 #include "rmsgrad/rmsgrad.h"
 
@@ -62,7 +61,6 @@ void conv_maps(const bench::OpFlags& flags) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  restart_with_polite_threads(argv);  // before anything else: see core/polite_threads.h
   bench::OpFlags flags;
   bool channels = false;
   CLI::App app{"the normalizations alone, and a copy of the same bytes", "bench_norms"};

@@ -33,13 +33,11 @@
 #include "bench/step_timing.h"
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/core/parallel.h"
-#include "rmsgrad/core/polite_threads.h"
 #include "rmsgrad/dist/process_group.h"
 
 using namespace rg;
 
 int main(int argc, char** argv) {
-  restart_with_polite_threads(argv);  // before anything else: see core/polite_threads.h
   bench::ModelFlags flags;
   std::string norm = "rmsnorm", impl = "fused", dump;
   bool recipe = false;

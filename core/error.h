@@ -4,6 +4,7 @@
 //   "matmul: inner dimensions differ: a is [3, 4], b is [5, 2]".
 #include <fmt/format.h>
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -23,5 +24,13 @@ inline void check(bool ok, fmt::format_string<Args...> message, Args&&... args) 
   if (!ok) [[unlikely]]
     throw Error(fmt::format(message, std::forward<Args>(args)...));
 }
+
+// Warnings: a likely mistake that cannot be refused, because a program may
+// mean it (a trainable leaf that no optimizer updates, autograd/tape.h). Each
+// is said once, by whoever raises it; the handler writes "rmsgrad warning: ..."
+// to stderr unless a program installs its own. Returns the previous handler.
+using WarningHandler = std::function<void(const std::string& message)>;
+WarningHandler set_warning_handler(WarningHandler handler);
+void warn(const std::string& message);
 
 }  // namespace rg

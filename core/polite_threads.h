@@ -17,7 +17,16 @@
 // A short spin keeps the speed alone (the partner nearly always arrives
 // within a few microseconds) and hands the core over when it does not. The
 // spin count is read once, when libgomp loads, before main() starts, so a
-// program can only choose it by starting again with the variable set.
+// program can only choose it by starting again with the variable set. Every
+// program that links the library does so by itself: before main() and before
+// any static object of the program is built, when neither GOMP_SPINCOUNT nor
+// OMP_WAIT_POLICY is set, it sets GOMP_SPINCOUNT to kPoliteSpinCount and
+// re-executes itself (the same process id, arguments and environment, plus
+// that variable). Set either variable to choose otherwise, e.g.
+// GOMP_SPINCOUNT=300000 for libgomp's default, and set one when running under
+// a tool that would not follow the re-execution (valgrind without
+// --trace-children). Where the program cannot be re-executed it runs on with
+// libgomp's default.
 #include <optional>
 
 namespace rg {
@@ -26,14 +35,9 @@ namespace rg {
 // against libgomp's default and shorter counts).
 inline constexpr const char* kPoliteSpinCount = "1000";
 
-// Call first in main(). When neither GOMP_SPINCOUNT nor OMP_WAIT_POLICY is
-// set, sets GOMP_SPINCOUNT to kPoliteSpinCount and re-executes the program
-// (the same process id, arguments and environment, plus that variable), so
-// this returns only in the new process. It returns at once when either
-// variable is set (the user's choice wins, e.g. GOMP_SPINCOUNT=300000 for
-// libgomp's default) and also when the program cannot be re-executed; it
-// then runs on with libgomp's default.
-void restart_with_polite_threads(char** argv);
+// What the library does before main() (core/parallel.cpp calls it); returns
+// only in a process that runs on without re-executing.
+void restart_with_polite_threads();
 
 // Short spins bound what a waiting thread wastes; they cannot make a region
 // whose work is split in two halves finish before both halves are done. When
@@ -49,9 +53,11 @@ void restart_with_polite_threads(char** argv);
 // runnable at this instant, on every core) less this process's own runnable
 // threads (/proc/self/task/*/stat), against the cores this process may run on.
 // One look is a snapshot, so the count changes only when two looks in a row
-// (at least kMinLookGapSeconds apart) agree. Changing the thread count changes how
-// reductions are split, hence the last bits of a 2-thread run: drivers offer
-// --keep-threads for runs that must repeat bit for bit at two threads.
+// (at least kMinLookGapSeconds apart) agree. Every optimizer's step() looks
+// (optim/optimizer.h), so any training loop shares cores this way. Changing
+// the thread count changes how reductions are split, hence the last bits of a
+// 2-thread run: keep_requested_threads(true) holds set_num_threads's count
+// for runs that must repeat bit for bit (the drivers' --keep-threads).
 struct FreeCores {
   int cores = 1;           // cores this process may run on
   int others_running = 0;  // runnable tasks that are not this process's threads
@@ -71,11 +77,14 @@ class ThreadsForFreeCores {
   int pending_ = 0;  // the count the previous look asked for (0: none)
 };
 
-// Between two training steps (TrainingLoop and the bench programs call it):
-// looks at most every kMinLookGapSeconds and sets use_threads() by the rule above.
-// Returns the thread count now in use. Costs ~50 µs per look, nothing when
-// one thread is requested.
+// Between two training steps (Optimizer::step and the bench programs call
+// it): looks at most every kMinLookGapSeconds and sets use_threads() by the
+// rule above. Returns the thread count now in use. Costs ~50 µs per look,
+// nothing when one thread is requested or the count is kept.
 inline constexpr double kMinLookGapSeconds = 0.01;
 int share_cores_with_other_processes();
+// Holds (true) or frees (false, the default) the requested thread count;
+// holding it also goes back to that count at once.
+void keep_requested_threads(bool keep);
 
 }  // namespace rg

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "rmsgrad/core/error.h"
 
@@ -76,8 +77,8 @@ LabelledBatch gather(const LabelledTensors& data, std::span<const int64_t> rows)
   return {inputs, Indices(std::move(labels))};
 }
 
-DataLoader::DataLoader(const LabelledTensors& data, int64_t batch_size, LoaderOptions options)
-    : data_(data), cursor_(checked_planner(data, batch_size, options), options.seed) {}
+DataLoader::DataLoader(LabelledTensors data, int64_t batch_size, LoaderOptions options)
+    : data_(std::move(data)), cursor_(checked_planner(data_, batch_size, options), options.seed) {}
 
 LabelledBatch DataLoader::next() { return gather(data_, cursor_.next()); }
 

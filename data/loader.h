@@ -58,8 +58,10 @@ struct LoaderOptions {
 
 class DataLoader : public ResumableCursor {
  public:
-  // The loader keeps a reference: `data` must outlive it.
-  DataLoader(const LabelledTensors& data, int64_t batch_size, LoaderOptions options = {});
+  // The loader holds the examples: the inputs by their tensor handle (shared
+  // storage, not copied, as torch's TensorDataset) and the labels as a copy,
+  // so `data` may be a temporary.
+  DataLoader(LabelledTensors data, int64_t batch_size, LoaderOptions options = {});
 
   // The next batch; after an epoch's last batch the next epoch begins.
   LabelledBatch next();
@@ -70,7 +72,7 @@ class DataLoader : public ResumableCursor {
   void restore(const CursorState& state) override { cursor_.restore(state); }
 
  private:
-  const LabelledTensors& data_;
+  LabelledTensors data_;  // before cursor_, which is planned from it
   BatchCursor cursor_;
 };
 

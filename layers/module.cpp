@@ -15,6 +15,7 @@ Var Module::register_parameter(const std::string& name, Tensor value) {
   check_name(name);
   for (const auto& [n, _] : parameters_) check(n != name, "Module: parameter '{}' registered twice", name);
   Var v(std::move(value), true);
+  v.node()->name = name;  // for the tape's messages
   parameters_.emplace_back(name, v);
   return v;
 }

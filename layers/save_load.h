@@ -16,6 +16,7 @@
 //
 // To continue training exactly (optimizer state, step, generators, data
 // position), see save_training_state in optim/save_load.h.
+#include <map>
 #include <string>
 
 #include "rmsgrad/core/checkpoint.h"
@@ -23,12 +24,20 @@
 
 namespace rg {
 
-void save(const Module& module, const std::string& path);
+// `metadata` travels with the weights as strings (a vocabulary joined by
+// newlines, the settings that rebuild the architecture); "format" is the
+// file's own key and cannot be one of them.
+using Metadata = std::map<std::string, std::string>;
+void save(const Module& module, const std::string& path, const Metadata& metadata = {});
 // Reads the module from a file of save(), from a training state
 // (optim/save_load.h: a driver's checkpoint.safetensors or best.safetensors)
-// or from a plain safetensors file of its tensor names (from Python).
-void load(Module& module, const std::string& path);
-void load(Module& module, const Checkpoint& file);  // the same, from a file already read
+// or from a plain safetensors file of its tensor names (from Python), and
+// returns the file's metadata without its "format".
+//
+//   rg::save(model, "lm.safetensors", {{"vocabulary", vocab.str()}, {"layers", "4"}});
+//   rg::Metadata meta = rg::load(model, "lm.safetensors");   // meta.at("vocabulary")
+Metadata load(Module& module, const std::string& path);
+Metadata load(Module& module, const Checkpoint& file);  // the same, from a file already read
 
 // The module's parameters and buffers as named tensors (they alias the
 // module's storage: copying into them changes the module).

@@ -3,7 +3,9 @@
 #include <cmath>
 #include <map>
 
+#include "rmsgrad/autograd/tape.h"
 #include "rmsgrad/core/error.h"
+#include "rmsgrad/core/polite_threads.h"
 
 namespace rg {
 
@@ -59,7 +61,10 @@ size_t Optimizer::add_parameters(const NamedParameters& parameters, std::vector<
 
   Group group;
   group.buffer_names = std::move(buffer_names);
-  for (const auto& [name, var] : parameters) group.slots.push_back(ParameterSlot{name, var, Tensor(), {}});
+  for (const auto& [name, var] : parameters) {
+    group.slots.push_back(ParameterSlot{name, var, Tensor(), {}});
+    mark_optimized(var);
+  }
   groups_.push_back(std::move(group));
   return group_index;
 }
@@ -96,6 +101,8 @@ void Optimizer::step(float gradient_scale) {
     }
   }
   step_count_.data()[0] = static_cast<float>(steps + 1);
+  // Between two steps: as many threads as other processes leave cores free.
+  share_cores_with_other_processes();
 }
 
 void Optimizer::zero_grad() {

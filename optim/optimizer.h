@@ -10,7 +10,11 @@
 //
 // step() updates every parameter that has a gradient; a parameter without one
 // (no backward ever reached it) is skipped and its state is left untouched,
-// as torch.optim skips parameters whose .grad is None.
+// as torch.optim skips parameters whose .grad is None. It then uses no more
+// threads than other processes leave cores free (core/polite_threads.h's
+// share_cores_with_other_processes), so any training loop shares the machine.
+// The optimizer marks its parameters, so that backward can name a trainable
+// leaf that no optimizer updates (autograd/tape.h).
 //
 // State. Every parameter carries its own update count (torch's per-parameter
 // "step", used by Adam's bias correction and SGD's first momentum step) and

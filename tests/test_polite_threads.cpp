@@ -1,6 +1,7 @@
-// core/polite_threads.h: a program restarts with libgomp spinning briefly,
-// unless the user has chosen how OpenMP threads wait; between steps it uses
-// no more threads than other processes leave cores free.
+// core/polite_threads.h: every program that links the library starts with
+// libgomp spinning briefly, unless the user has chosen how OpenMP threads
+// wait; between steps it uses no more threads than other processes leave
+// cores free.
 #include <doctest/doctest.h>
 
 #include <signal.h>
@@ -36,10 +37,15 @@ std::string probe(const std::string& environment, const std::string& args, std::
 
 }  // namespace
 
-TEST_CASE("a program restarts with libgomp spinning briefly, its arguments intact") {
+TEST_CASE("a program that only links the library starts with libgomp spinning briefly, arguments intact") {
   std::string output;
-  CHECK(probe("", "first 'two words' --third=3", output) == rg::kPoliteSpinCount);
-  CHECK(output.find("arg first\narg two words\narg --third=3\n") != std::string::npos);
+  CHECK(probe("", "first 'two words' --third=3 ''", output) == rg::kPoliteSpinCount);
+  CHECK(output.find("arg first\narg two words\narg --third=3\narg \n") != std::string::npos);
+  // The restart comes before the program's own static objects: they are
+  // built once, in the process that runs main().
+  const std::string built = std::string("static object built with GOMP_SPINCOUNT=") + rg::kPoliteSpinCount + "\n";
+  CHECK(output.find(built) != std::string::npos);
+  CHECK(output.find("static object built") == output.rfind("static object built"));
 }
 
 TEST_CASE("the user's own GOMP_SPINCOUNT or OMP_WAIT_POLICY wins") {
@@ -105,4 +111,16 @@ TEST_CASE("a busy process is seen among the others running") {
   kill(child, SIGKILL);
   waitpid(child, nullptr, 0);
   CHECK(most >= 1);
+}
+
+TEST_CASE("keep_requested_threads holds the requested count, however busy the machine") {
+  rg::set_num_threads(2);
+  rg::use_threads(1);
+  rg::keep_requested_threads(true);
+  CHECK(rg::num_threads() == 2);  // back at once
+  for (int look = 0; look < 5; ++look) {
+    usleep(12000);  // more than kMinLookGapSeconds: every call would look
+    CHECK(rg::share_cores_with_other_processes() == 2);
+  }
+  rg::keep_requested_threads(false);
 }

@@ -114,5 +114,5 @@ int train(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return run_main(argc, argv, train);  // restarts with polite OpenMP threads first (core/polite_threads.h)
+  return run_main(argc, argv, train);
 }

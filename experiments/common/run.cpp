@@ -20,7 +20,6 @@
 
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/core/parallel.h"
-#include "rmsgrad/core/polite_threads.h"
 #include "rmsgrad/dist/process_group.h"
 #include "rmsgrad/experiments/common/progress.h"
 
@@ -39,7 +38,6 @@ int print_error(const char* message) {
 }
 
 int run_main(int argc, char** argv, int (*train)(int argc, char** argv)) {
-  restart_with_polite_threads(argv);  // first, before MPI starts: see core/polite_threads.h
   dist::ProcessGroup& group = dist::ProcessGroup::world();  // joins the job first, when started by mpirun
   if (!group.distributed()) return report_errors([&] { return train(argc, argv); });
   // One process's error must end the whole job at once: the others would

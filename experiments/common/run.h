@@ -111,8 +111,6 @@ int report_errors(Body&& body) {
 }
 
 // Every driver's main: `int main(int argc, char** argv) { return rg::run_main(argc, argv, train); }`.
-// It first restarts the program with short-spinning OpenMP threads
-// (core/polite_threads.h) unless GOMP_SPINCOUNT or OMP_WAIT_POLICY is set.
 // An exception becomes one "error: ..." line and exit code 1; under mpirun
 // it is "error: rank r of N: ..." and ends every process of the job, so that
 // none waits for the failed one in a collective.

@@ -44,6 +44,7 @@ Trainer::Trainer(Run& run, Module& model, Optimizer& optimizer, TrainingOptions 
       best_score_(std::numeric_limits<double>::lowest()) {  // below every score
   check(options_.steps >= 1, "Trainer: steps is {}; train at least one", options_.steps);
   check(options_.eval_every >= 1, "Trainer: eval_every is {}; it must be at least 1", options_.eval_every);
+  keep_requested_threads(options_.keep_threads);
 }
 
 Trainer::~Trainer() = default;
@@ -94,15 +95,14 @@ bool Trainer::running() {
 
 void Trainer::step(const Var& loss) {
   check(started_ && !stopped_, "Trainer::step: call it while running() says yes");
-  if (!options_.keep_threads) {
-    const int before = num_threads(), now = share_cores_with_other_processes();
-    if (now != before)
-      run_.note(fmt::format("step {}: {} thread{} from here: {} (--keep-threads keeps {})", step_ + 1, now,
-                            now == 1 ? "" : "s",
-                            now < before ? "other processes hold the other cores" : "cores are free again",
-                            requested_threads()));
-  }
+  const int threads_before = num_threads();
   const StepOutcome outcome = training_step_.take(loss);  // no update when not finite
+  // The optimizer's step() follows the free cores (core/polite_threads.h).
+  if (const int now = num_threads(); now != threads_before)
+    run_.note(fmt::format("step {}: {} thread{} from here: {} (--keep-threads keeps {})", step_ + 2, now,
+                          now == 1 ? "" : "s",
+                          now < threads_before ? "other processes hold the other cores" : "cores are free again",
+                          requested_threads()));
   ++step_;
   took_step_ = true;
   if (!outcome.nonfinite.empty()) {

@@ -84,8 +84,9 @@ struct TrainingOptions {
   // trainers skip an overflowed step — and the run stops only after
   // kMaxSkippedInARow such steps in a row.
   bool skip_nonfinite = false;
-  // Before each step the trainer uses no more threads than other processes
-  // leave cores free (core/polite_threads.h), noting each change in the log.
+  // After each update the optimizer uses no more threads than other processes
+  // leave cores free (core/polite_threads.h); the trainer notes each change
+  // in the log.
   // keep_threads holds --threads throughout: a 2-thread run then repeats bit
   // for bit however busy the machine is, and slows 2.5–3× beside a busy job.
   bool keep_threads = false;
