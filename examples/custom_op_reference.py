@@ -1,18 +1,18 @@
-"""PyTorch's softplus and its gradient at the points examples/custom_op.cpp checks.
+"""PyTorch's log-sigmoid and its gradient at the points examples/custom_op.cpp checks.
 
 Run with any Python that has torch:  python3 examples/custom_op_reference.py
 It prints the C++ lines that examples/custom_op.cpp holds, pasted as printed. The inputs are
-float32 values; torch evaluates softplus and its gradient on them in float64, so the printed
+float32 values; torch evaluates log-sigmoid and its gradient on them in float64, so the printed
 values are the true answers to 9 digits, and the C++ tolerance only has to cover our float32
 error.
 """
 import torch
 import torch.nn.functional as F
 
-x = torch.tensor([-20.0, -5.0, -1.0, -0.25, 0.0, 0.25, 1.0, 5.0, 20.0, 100.0], dtype=torch.float32)
+x = torch.tensor([-100.0, -20.0, -5.0, -1.0, -0.25, 0.0, 0.25, 1.0, 5.0, 20.0], dtype=torch.float32)
 x64 = x.double().requires_grad_()
-y = F.softplus(x64)
-y.sum().backward()  # d sum(softplus(x)) / dx_i = sigmoid(x_i)
+y = F.logsigmoid(x64)
+y.sum().backward()  # d sum(log_sigmoid(x)) / dx_i = sigmoid(-x_i)
 
 
 def cpp_floats(name, values):
@@ -27,5 +27,5 @@ def cpp_floats(name, values):
 # Indented as they stand in main().
 print(f"  // From examples/custom_op_reference.py (torch {torch.__version__.split('+')[0]}, float64).")
 print(cpp_floats("kX", x))
-print(cpp_floats("kSoftplus", y.detach()))
-print(cpp_floats("kSigmoid", x64.grad))
+print(cpp_floats("kLogSigmoid", y.detach()))
+print(cpp_floats("kSigmoidNegX", x64.grad))
