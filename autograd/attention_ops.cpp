@@ -295,27 +295,27 @@ Var attention_softmax(const Var& scores, float scale, const Tensor& key_mask, bo
   Tensor y = Tensor::empty(scores.shape());
   const float* px = scores.value().data();
   float* py = y.data();
-  // One row (b, h, i) per task: the visible keys are j < limit(i) with mask[b, j] ≠ 0.
+  // One row (b, h, i) per task: the visible keys are j < limit(i) with
+  // mask[b, j] ≠ 0. Each pass over a row is branch-free, so it vectorises:
+  // the largest visible score, e = exp(s − top) where visible and 0 elsewhere
+  // (a hidden key's exp is computed from its score and dropped), the sum,
+  // the division.
+  auto softmax_row = [scale](const float* x, const float* m, float* out, int64_t limit, int64_t tk) {
+    const float top = m ? lane_max(limit, [&](int64_t j) { return branchless_select(m[j] != 0.0f, scale * x[j], -INFINITY); })
+                        : lane_max(limit, [&](int64_t j) { return scale * x[j]; });
+    if (m)
+      for (int64_t j = 0; j < limit; ++j) out[j] = branchless_select(m[j] != 0.0f, fast_exp(scale * x[j] - top), 0.0f);
+    else
+      for (int64_t j = 0; j < limit; ++j) out[j] = fast_exp(scale * x[j] - top);
+    const float inv = 1.0f / sum_of(out, limit);
+    for (int64_t j = 0; j < limit; ++j) out[j] *= inv;
+    for (int64_t j = limit; j < tk; ++j) out[j] = 0.0f;
+  };
   parallel_for(batch * heads * tq, std::max<int64_t>(1, kGrainHeavy / std::max<int64_t>(tk, 1)),
                [&](int64_t lo, int64_t hi) {
                  for (int64_t r = lo; r < hi; ++r) {
                    const int64_t b = r / (heads * tq), i = r % tq;
-                   const int64_t limit = causal ? i + 1 : tk;
-                   const float* x = px + r * tk;
-                   const float* m = mask ? mask + b * tk : nullptr;
-                   float* out = py + r * tk;
-                   float top = -INFINITY;
-                   for (int64_t j = 0; j < limit; ++j)
-                     if (!m || m[j] != 0.0f) top = std::max(top, scale * x[j]);
-                   float total = 0.0f;
-                   for (int64_t j = 0; j < limit; ++j) {
-                     const float e = !m || m[j] != 0.0f ? fast_exp(scale * x[j] - top) : 0.0f;
-                     out[j] = e;
-                     total += e;
-                   }
-                   const float inv = 1.0f / total;
-                   for (int64_t j = 0; j < limit; ++j) out[j] *= inv;
-                   for (int64_t j = limit; j < tk; ++j) out[j] = 0.0f;
+                   softmax_row(px + r * tk, mask ? mask + b * tk : nullptr, py + r * tk, causal ? i + 1 : tk, tk);
                  }
                });
   return tape().record("attention_softmax", std::move(y), {scores}, [scale, tk](Node& n) {
@@ -330,8 +330,7 @@ Var attention_softmax(const Var& scores, float scale, const Tensor& key_mask, bo
                    for (int64_t r = lo; r < hi; ++r) {
                      const float *a = pa + r * tk, *g = pg + r * tk;
                      float* d = pd + r * tk;
-                     float dot = 0.0f;
-                     for (int64_t j = 0; j < tk; ++j) dot += g[j] * a[j];
+                     const float dot = rg::dot(g, a, tk);
                      if (fresh)
                        for (int64_t j = 0; j < tk; ++j) d[j] = scale * a[j] * (g[j] - dot);
                      else
