@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# A user's own training loop on a shared machine: bench_own_loop (a
+# character GRU trained with the README's calls only, 2 threads) alone and
+# beside one competing single-threaded process (a busy loop), in alternating
+# rounds, then the median ms per step of each and shared ÷ alone. The
+# competitor takes one of the two cores, so the step can take at most about
+# twice as long when the program gives that core up; much more means its
+# threads wait for each other while one of them is not running.
+#
+#   bench/bench_own_loop.sh [PROGRAM ...]    # default build/bin/bench_own_loop; ROUNDS=4, STEPS=30
+#
+# Given several programs (the same source built against two versions of the
+# library), each is timed in every round, in turn.
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+programs=("$@")
+if [ ${#programs[@]} -eq 0 ]; then
+  build_bench bench_own_loop
+  programs=("$build/bin/bench_own_loop")
+fi
+busy_loop() { while :; do :; done; }
+competitor=""
+trap 'if [ -n "$competitor" ]; then kill "$competitor" 2>/dev/null || true; fi; rm -rf "$scratch"' EXIT
+for _ in $(seq "${ROUNDS:-4}"); do
+  for program in "${programs[@]}"; do
+    for setting in alone shared; do
+      if [ "$setting" = shared ]; then
+        busy_loop &
+        competitor=$!
+      fi
+      "$program" --threads 2 --steps "${STEPS:-30}" |
+        sed "s|^{|{\"program\": \"$program\", \"setting\": \"$setting\", |" | tee -a "$lines"
+      if [ -n "$competitor" ]; then
+        kill "$competitor"
+        wait "$competitor" 2>/dev/null || true
+        competitor=""
+      fi
+    done
+  done
+done
+echo
+python3 - "$lines" <<'PY'
+import json, statistics, sys
+from collections import defaultdict
+ms = defaultdict(list)
+for line in open(sys.argv[1]):
+    d = json.loads(line)
+    ms[(d["program"], d["setting"])].append(d["ms_per_step"])
+print("| program | alone ms | shared ms | shared ÷ alone |")
+print("|---|---|---|---|")
+for program in dict.fromkeys(p for p, _ in ms):
+    alone, shared = statistics.median(ms[(program, "alone")]), statistics.median(ms[(program, "shared")])
+    print(f"| {program} | {alone:.1f} | {shared:.1f} | {shared / alone:.2f} |")
+PY
