@@ -14,17 +14,20 @@
 //                  padded sequence batches, the MNIST reader, accuracy
 //   layers/        Module and Layer, Sequential, ModuleList, MLP, Linear,
 //                  Conv2d, Embedding, the norms (make_norm), GRU, LSTM,
-//                  attention, dropout; save / load of a module
+//                  attention (rotary, causal), Transformer layers, dropout;
+//                  save / load of a module
 //   optim/         Adam, SGD, gradient clipping, learning-rate schedules;
 //                  save / load of an optimizer and of a whole training state
 //   models/        the paper's models, included one by one
-//                  ("rmsgrad/models/rnnsearch.h", convpool_cnn.h, ...)
+//                  ("rmsgrad/models/rnnsearch.h", convpool_cnn.h, ...),
+//                  and a LLaMA-style language model (models/llama.h)
 #include "rmsgrad/autograd/composed_norm_ops.h"
 #include "rmsgrad/autograd/conv.h"
 #include "rmsgrad/autograd/gradcheck.h"
 #include "rmsgrad/autograd/ops.h"
 #include "rmsgrad/autograd/order_violation.h"
 #include "rmsgrad/autograd/pooling.h"
+#include "rmsgrad/autograd/rotary.h"
 #include "rmsgrad/autograd/tape.h"
 #include "rmsgrad/autograd/var.h"
 #include "rmsgrad/autograd/weight_norm.h"
@@ -53,6 +56,7 @@
 #include "rmsgrad/layers/normalization.h"
 #include "rmsgrad/layers/save_load.h"
 #include "rmsgrad/layers/sequential.h"
+#include "rmsgrad/layers/transformer.h"
 #include "rmsgrad/optim/adam.h"
 #include "rmsgrad/optim/clip.h"
 #include "rmsgrad/optim/optimizer.h"

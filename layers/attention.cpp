@@ -1,12 +1,13 @@
 // MLP attention and multi-head attention; the equations are in attention.h.
 // Both are composed from primitive ops (GEMMs, tanh, masked_fill, softmax,
-// permute); the work is in the GEMMs.
+// permute, rotary); the work is in the GEMMs.
 #include "rmsgrad/layers/attention.h"
 
 #include <cmath>
 
 #include "rmsgrad/autograd/attention_ops.h"
 #include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/autograd/rotary.h"
 #include "rmsgrad/core/error.h"
 
 namespace rg {
@@ -115,19 +116,32 @@ KeyValues KeyValues::append(const KeyValues& more) const {
   return {concat({keys, more.keys}, 1), concat({values, more.values}, 1)};
 }
 
-MultiHeadAttention::MultiHeadAttention(int64_t model_size, int64_t heads, Generator& gen, const WeightInit& init,
-                                       float dropout_p, Generator* noise_gen)
-    : model_size_(model_size), heads_(heads) {
+MultiHeadAttention::MultiHeadAttention(int64_t model_size, int64_t heads, Generator& gen,
+                                       const MultiHeadAttentionOptions& options, Generator* noise_gen)
+    : model_size_(model_size), heads_(heads), rotary_base_(options.rotary_base) {
   check(model_size > 0 && heads > 0 && model_size % heads == 0,
         "MultiHeadAttention: model size {} must be a positive multiple of heads {}", model_size, heads);
-  const LinearOptions options{.init = init};
-  q_proj = register_module("q_proj", std::make_shared<Linear>(model_size, model_size, gen, options));
-  k_proj = register_module("k_proj", std::make_shared<Linear>(model_size, model_size, gen, options));
-  v_proj = register_module("v_proj", std::make_shared<Linear>(model_size, model_size, gen, options));
-  out_proj = register_module("out_proj", std::make_shared<Linear>(model_size, model_size, gen, options));
-  if (dropout_p > 0.0f)
-    dropout = register_module("dropout", noise_gen ? std::make_shared<Dropout>(dropout_p, *noise_gen)
-                                                   : std::make_shared<Dropout>(dropout_p, gen.next_u64()));
+  check(std::isfinite(options.rotary_base) && options.rotary_base >= 0.0f,
+        "MultiHeadAttention: rotary base must be 0 (none) or positive, got {}", options.rotary_base);
+  check(options.rotary_base == 0.0f || (model_size / heads) % 2 == 0,
+        "MultiHeadAttention: rotary embeddings need an even head size, got {} = {} / {} heads", model_size / heads,
+        model_size, heads);
+  const LinearOptions linear{.bias = options.bias, .init = options.init};
+  q_proj = register_module("q_proj", std::make_shared<Linear>(model_size, model_size, gen, linear));
+  k_proj = register_module("k_proj", std::make_shared<Linear>(model_size, model_size, gen, linear));
+  v_proj = register_module("v_proj", std::make_shared<Linear>(model_size, model_size, gen, linear));
+  out_proj = register_module("out_proj", std::make_shared<Linear>(model_size, model_size, gen, linear));
+  const float p = options.dropout;
+  if (p > 0.0f)
+    dropout = register_module("dropout", noise_gen ? std::make_shared<Dropout>(p, *noise_gen)
+                                                   : std::make_shared<Dropout>(p, gen.next_u64()));
+}
+
+Var MultiHeadAttention::rotate(const Var& x, int64_t first_position) const {
+  if (rotary_base_ == 0.0f) return x;
+  const int64_t batch = x.dim(0), steps = x.dim(1);
+  Var per_head = reshape(x, {batch, steps, heads_, model_size_ / heads_});  // [B, T, h, d]
+  return reshape(rotary(per_head, first_position, rotary_base_), {batch, steps, model_size_});
 }
 
 AttentionOutput MultiHeadAttention::forward(const Var& query, const Var& key, const Var& value,
@@ -139,12 +153,12 @@ AttentionOutput MultiHeadAttention::forward(const Var& query, const Var& key, co
   return attend(query, project(key, value), key_mask, causal);
 }
 
-KeyValues MultiHeadAttention::project(const Var& key, const Var& value) {
-  return {k_proj->forward(key), v_proj->forward(value)};
+KeyValues MultiHeadAttention::project(const Var& key, const Var& value, int64_t first_position) {
+  return {rotate(k_proj->forward(key), first_position), v_proj->forward(value)};
 }
 
 AttentionOutput MultiHeadAttention::attend(const Var& query, const KeyValues& kv, const Tensor& key_mask,
-                                           bool causal) {
+                                           bool causal, int64_t first_position) {
   check(query.defined() && query.rank() == 3 && query.dim(2) == model_size_,
         "MultiHeadAttention: query {} must be [B, Tq, {}]", shape_of(query), model_size_);
   const int64_t batch = query.dim(0), tq = query.dim(1);
@@ -160,7 +174,7 @@ AttentionOutput MultiHeadAttention::attend(const Var& query, const KeyValues& kv
         tk);
   const int64_t size = model_size_ / heads_;
 
-  Var q = split_heads(q_proj->forward(query), heads_);                          // [B·h, Tq, d]
+  Var q = split_heads(rotate(q_proj->forward(query), first_position), heads_);  // [B·h, Tq, d]
   Var k = split_heads(kv.keys, heads_);                                         // [B·h, Tk, d]
   Var v = split_heads(kv.values, heads_);                                       // [B·h, Tk, d]
   Var scores = reshape(matmul(q, k, false, true), {batch, heads_, tq, tk});     // Q Kᵀ

@@ -17,14 +17,24 @@
 //   A = softmax(Q Kᵀ / sqrt(d) with blocked positions at −∞)             [B, h, Tq, Tk]
 //   out = concat_heads(A V) W_oᵀ + b_o                                    [B, Tq, D]
 // Blocked: keys where key_mask [B, Tk] is 0, and keys after the query when
-// causal. Parameters: q_proj, k_proj, v_proj, out_proj (Linear, as torch's
-// MultiheadAttention names its separate projections). With dropout p > 0 the
-// weights A pass through dropout in training (as in torch).
+// causal (a decoder's self-attention: position i sees positions ≤ i).
+// Parameters: q_proj, k_proj, v_proj, out_proj (Linear, as torch's
+// MultiheadAttention names its separate projections); without biases when
+// options.bias is off, as in LLaMA. With dropout p > 0 the weights A pass
+// through dropout in training (as in torch).
+//
+// With rotary embeddings (options.rotary_base > 0; autograd/rotary.h) Q and
+// K are rotated by their positions right after their projections, per head:
+//   Q ← rotary(Q as [B, Tq, h, d], query positions),  K likewise
+// so the scores see only the distance between a query and a key. The
+// positions start at 0 for forward(), and at first_position for project()
+// and attend().
 //
 // forward() is project() then attend(): a decoder that emits one position at
 // a time keeps the projected keys and values (KeyValues) of the positions so
 // far, appends each new position's (append), and attends over them, instead
-// of projecting the whole prefix again (layers/transformer.h).
+// of projecting the whole prefix again (layers/transformer.h). Keys are kept
+// rotated, so the positions of the cache are never rotated twice.
 //
 // Blocked positions get weight exactly 0 and gradient 0: MLPAttention fills
 // their scores with a large negative value before the softmax and zeroes
@@ -82,13 +92,19 @@ struct KeyValues {
   KeyValues append(const KeyValues& more) const;
 };
 
+struct MultiHeadAttentionOptions {
+  WeightInit init = {};      // of the four projections; Xavier uniform by default
+  float dropout = 0.0f;      // on the attention weights, in training
+  bool bias = true;          // b_q, b_k, b_v, b_o
+  float rotary_base = 0.0f;  // > 0: rotary embeddings of Q and K with this base (10000 in LLaMA); 0: none
+};
+
 class MultiHeadAttention : public Module {
  public:
-  // dropout: on the attention weights in training, drawn from `noise_gen`
-  // (which must outlive the module), or from a generator of its own seeded
-  // from `gen` when noise_gen is null.
-  MultiHeadAttention(int64_t model_size, int64_t heads, Generator& gen, const WeightInit& init = {},
-                     float dropout = 0.0f, Generator* noise_gen = nullptr);
+  // dropout: drawn from `noise_gen` (which must outlive the module), or from
+  // a generator of its own seeded from `gen` when noise_gen is null.
+  MultiHeadAttention(int64_t model_size, int64_t heads, Generator& gen, const MultiHeadAttentionOptions& options = {},
+                     Generator* noise_gen = nullptr);
 
   // query [B, Tq, D], key and value [B, Tk, D] (the same Var for self-attention),
   // key_mask [B, Tk] (1 = real key) or undefined; causal blocks key k > query q
@@ -96,16 +112,23 @@ class MultiHeadAttention : public Module {
   AttentionOutput forward(const Var& query, const Var& key, const Var& value, const Tensor& key_mask = {},
                           bool causal = false);
 
-  // The two halves of forward: key and value [B, Tk, D] → K, V.
-  KeyValues project(const Var& key, const Var& value);
-  AttentionOutput attend(const Var& query, const KeyValues& kv, const Tensor& key_mask = {}, bool causal = false);
+  // The two halves of forward: key and value [B, Tk, D] → K, V, and the
+  // attention of query [B, Tq, D] over them. first_position: the position of
+  // the first key (of the first query), for rotary embeddings only.
+  KeyValues project(const Var& key, const Var& value, int64_t first_position = 0);
+  AttentionOutput attend(const Var& query, const KeyValues& kv, const Tensor& key_mask = {}, bool causal = false,
+                         int64_t first_position = 0);
 
   int64_t heads() const { return heads_; }
   std::shared_ptr<Linear> q_proj, k_proj, v_proj, out_proj;
   std::shared_ptr<Dropout> dropout;  // null when p = 0
 
  private:
+  // x [B, T, D] → each head's units rotated by positions first, first + 1, …
+  // (x itself without rotary embeddings).
+  Var rotate(const Var& x, int64_t first_position) const;
   int64_t model_size_, heads_;
+  float rotary_base_;
 };
 
 }  // namespace rg

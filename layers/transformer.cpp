@@ -16,6 +16,22 @@ NormPosition parse_norm_position(std::string_view name) {
 
 std::string norm_position_name(NormPosition position) { return position == NormPosition::Post ? "post" : "pre"; }
 
+FeedForwardKind parse_feed_forward(std::string_view name) {
+  if (name == "relu") return FeedForwardKind::ReLU;
+  if (name == "gelu") return FeedForwardKind::GELU;
+  if (name == "swiglu") return FeedForwardKind::SwiGLU;
+  throw Error(fmt::format("unknown feed-forward '{}' (expected relu, gelu or swiglu)", name));
+}
+
+std::string feed_forward_name(FeedForwardKind kind) {
+  switch (kind) {
+    case FeedForwardKind::ReLU: return "relu";
+    case FeedForwardKind::GELU: return "gelu";
+    case FeedForwardKind::SwiGLU: return "swiglu";
+  }
+  return "?";
+}
+
 namespace {
 
 void check_options(const TransformerLayerOptions& o, const char* who) {
@@ -29,15 +45,28 @@ void check_options(const TransformerLayerOptions& o, const char* who) {
         norm_name(o.norm.kind));
 }
 
+// The self-attention rotates by position when asked; a cross-attention never
+// does (a target position and a source position are not on one axis).
 std::shared_ptr<MultiHeadAttention> make_attention(const TransformerLayerOptions& o, Generator& init_gen,
-                                                   Generator& noise_gen) {
-  return std::make_shared<MultiHeadAttention>(o.model_size, o.heads, init_gen, o.init, o.attention_dropout,
-                                              &noise_gen);
+                                                   Generator& noise_gen, bool self_attention) {
+  const MultiHeadAttentionOptions options{.init = o.init,
+                                          .dropout = o.attention_dropout,
+                                          .bias = o.bias,
+                                          .rotary_base = self_attention ? o.rotary_base : 0.0f};
+  return std::make_shared<MultiHeadAttention>(o.model_size, o.heads, init_gen, options, &noise_gen);
 }
 
-// W₂ dropout(relu(W₁x + b₁)) + b₂.
-Var feed_forward(Linear& linear1, Linear& linear2, Dropout& dropout, const Var& x) {
-  return linear2.forward(dropout.forward(relu(linear1.forward(x))));
+// relu, gelu: W₂ dropout(act(W₁x + b₁)) + b₂;
+// swiglu:     W₂ dropout(silu(W₁x + b₁) ⊙ (W₃x + b₃)) + b₂ (linear3 is W₃).
+Var feed_forward(FeedForwardKind kind, Linear& linear1, Linear& linear2, Linear* linear3, Dropout& dropout,
+                 const Var& x) {
+  Var hidden = linear1.forward(x);
+  switch (kind) {
+    case FeedForwardKind::ReLU: hidden = relu(hidden); break;
+    case FeedForwardKind::GELU: hidden = gelu(hidden); break;
+    case FeedForwardKind::SwiGLU: hidden = silu(hidden) * linear3->forward(x); break;
+  }
+  return linear2.forward(dropout.forward(hidden));
 }
 
 // One sublayer with its residual and norm: post-norm norm(x + drop(f(x))),
@@ -54,12 +83,15 @@ TransformerEncoderLayer::TransformerEncoderLayer(const TransformerLayerOptions& 
                                                  Generator& noise_gen)
     : options_(options) {
   check_options(options, "TransformerEncoderLayer");
-  const LinearOptions linear{.init = options.init};
-  self_attn = register_module("self_attn", make_attention(options, init_gen, noise_gen));
+  const LinearOptions linear{.bias = options.bias, .init = options.init};
+  self_attn = register_module("self_attn", make_attention(options, init_gen, noise_gen, true));
   linear1 = register_module("linear1",
                             std::make_shared<Linear>(options.model_size, options.ffn_size, init_gen, linear));
   linear2 = register_module("linear2",
                             std::make_shared<Linear>(options.ffn_size, options.model_size, init_gen, linear));
+  if (options.feed_forward == FeedForwardKind::SwiGLU)
+    linear3 = register_module("linear3",
+                              std::make_shared<Linear>(options.model_size, options.ffn_size, init_gen, linear));
   norm1 = register_module("norm1", make_norm(options.norm, options.model_size));
   norm2 = register_module("norm2", make_norm(options.norm, options.model_size));
   dropout = register_module("dropout", std::make_shared<Dropout>(options.dropout, noise_gen));
@@ -71,10 +103,32 @@ Var TransformerEncoderLayer::forward(const Var& x, const Tensor& key_mask) {
         options_.model_size);
   const NormPosition at = options_.norm_position;
   Var h = residual(at, *norm1, *dropout, x, [&](const Var& in) {
-    return self_attn->forward(in, in, in, key_mask).context;
+    return self_attn->forward(in, in, in, key_mask, options_.causal).context;
   });
-  return residual(at, *norm2, *dropout, h,
-                  [&](const Var& in) { return feed_forward(*linear1, *linear2, *dropout, in); });
+  return residual(at, *norm2, *dropout, h, [&](const Var& in) {
+    return feed_forward(options_.feed_forward, *linear1, *linear2, linear3.get(), *dropout, in);
+  });
+}
+
+Var TransformerEncoderLayer::step(const Var& x, KeyValues& cache) {
+  check(options_.causal, "TransformerEncoderLayer: step() decodes a causal layer (options.causal); this one is not");
+  check(x.defined() && x.rank() == 3 && x.dim(2) == options_.model_size,
+        "TransformerEncoderLayer: a decoding step's input {} must be [B, t, {}]", shape_of(x), options_.model_size);
+  const int64_t past = cache.length(), rows = past > 0 ? cache.keys.dim(0) : x.dim(0);
+  check(past == 0 || (x.dim(1) == 1 && x.dim(0) == rows),
+        "TransformerEncoderLayer: with {} positions cached, a step's input {} must be [{}, 1, {}]", past, x.shape(),
+        rows, options_.model_size);
+  const NormPosition at = options_.norm_position;
+  // The new positions' keys and values join the cache, then attend over it:
+  // a first block causally among its own positions, as forward() does; a
+  // later single position over everything before it and itself, no mask.
+  Var h = residual(at, *norm1, *dropout, x, [&](const Var& in) {
+    cache = cache.append(self_attn->project(in, in, past));
+    return self_attn->attend(in, cache, {}, /*causal=*/past == 0, past).context;
+  });
+  return residual(at, *norm2, *dropout, h, [&](const Var& in) {
+    return feed_forward(options_.feed_forward, *linear1, *linear2, linear3.get(), *dropout, in);
+  });
 }
 
 DecoderLayerCache DecoderLayerCache::select_rows(const std::vector<int32_t>& rows) const {
@@ -89,13 +143,16 @@ TransformerDecoderLayer::TransformerDecoderLayer(const TransformerLayerOptions& 
                                                  Generator& noise_gen)
     : options_(options) {
   check_options(options, "TransformerDecoderLayer");
-  const LinearOptions linear{.init = options.init};
-  self_attn = register_module("self_attn", make_attention(options, init_gen, noise_gen));
-  cross_attn = register_module("cross_attn", make_attention(options, init_gen, noise_gen));
+  const LinearOptions linear{.bias = options.bias, .init = options.init};
+  self_attn = register_module("self_attn", make_attention(options, init_gen, noise_gen, true));
+  cross_attn = register_module("cross_attn", make_attention(options, init_gen, noise_gen, false));
   linear1 = register_module("linear1",
                             std::make_shared<Linear>(options.model_size, options.ffn_size, init_gen, linear));
   linear2 = register_module("linear2",
                             std::make_shared<Linear>(options.ffn_size, options.model_size, init_gen, linear));
+  if (options.feed_forward == FeedForwardKind::SwiGLU)
+    linear3 = register_module("linear3",
+                              std::make_shared<Linear>(options.model_size, options.ffn_size, init_gen, linear));
   norm1 = register_module("norm1", make_norm(options.norm, options.model_size));
   norm2 = register_module("norm2", make_norm(options.norm, options.model_size));
   norm3 = register_module("norm3", make_norm(options.norm, options.model_size));
@@ -109,8 +166,9 @@ Var TransformerDecoderLayer::run(const Var& x, SelfAttention&& self_attention, c
   Var h = residual(at, *norm1, *dropout, x, self_attention);
   h = residual(at, *norm2, *dropout, h,
                [&](const Var& in) { return cross_attn->attend(in, cross, memory_mask).context; });
-  return residual(at, *norm3, *dropout, h,
-                  [&](const Var& in) { return feed_forward(*linear1, *linear2, *dropout, in); });
+  return residual(at, *norm3, *dropout, h, [&](const Var& in) {
+    return feed_forward(options_.feed_forward, *linear1, *linear2, linear3.get(), *dropout, in);
+  });
 }
 
 Var TransformerDecoderLayer::forward(const Var& x, const Var& memory, const Tensor& target_mask,
@@ -145,9 +203,10 @@ Var TransformerDecoderLayer::step(const Var& x, DecoderLayerCache& cache) {
         shape_of(x), rows, options_.model_size);
   // The new position attends to every cached position and to itself: its own
   // keys and values join the cache first. No causal mask is needed.
+  const int64_t past = cache.self.length();
   auto cached_self_attention = [&](const Var& in) {
-    cache.self = cache.self.append(self_attn->project(in, in));
-    return self_attn->attend(in, cache.self).context;
+    cache.self = cache.self.append(self_attn->project(in, in, past));
+    return self_attn->attend(in, cache.self, {}, false, past).context;
   };
   return run(x, cached_self_attention, cache.cross, cache.memory_mask);
 }

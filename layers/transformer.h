@@ -17,16 +17,29 @@
 //   decoder   x = x + CausalSelfAttn(norm1(x))
 //             x = x + CrossAttn(norm2(x), memory)
 //             x = x + FFN(norm3(x))
-// where FFN(x) = W₂ dropout(relu(W₁x + b₁)) + b₂, and every sublayer's output
-// passes through dropout before it joins the residual sum. Attention weights
-// have their own dropout (MultiHeadAttention).
+// where FFN is one of (options.feed_forward)
+//   relu     FFN(x) = W₂ dropout(relu(W₁x + b₁)) + b₂         (the default)
+//   gelu     FFN(x) = W₂ dropout(gelu(W₁x + b₁)) + b₂         (BERT, GPT-2; erf form)
+//   swiglu   FFN(x) = W₂ dropout(silu(W₁x + b₁) ⊙ (W₃x + b₃)) + b₂
+// SwiGLU (Shazeer 2020, as in LLaMA): W₁ is LLaMA's gate (w1), W₃ its up
+// projection (w3), W₂ its down projection (w2); Shazeer and LLaMA write it
+// without biases (options.bias = false). Every sublayer's output passes
+// through dropout before it joins the residual sum. Attention weights have
+// their own dropout (MultiHeadAttention).
+//
+// A decoder-only (GPT-style) stack is a stack of encoder layers with
+// options.causal: each position attends to itself and the positions before
+// it, and nothing else; step() then decodes it incrementally. With
+// options.rotary_base > 0 the self-attentions rotate their queries and keys
+// by position (RoFormer; autograd/rotary.h), the cross-attention never.
 //
 // These are torch.nn.TransformerEncoderLayer / TransformerDecoderLayer with
-// norm_first = false (post) or true (pre) and activation relu, with torch's
-// parameter names (linear1, linear2, norm1, norm2, norm3, self_attn; our
-// cross_attn is torch's multihead_attn) except inside the attentions, whose
-// q_proj, k_proj and v_proj torch packs into one in_proj_weight.
-// tests/test_transformer.cpp checks both against PyTorch on the same weights.
+// norm_first = false (post) or true (pre) and activation relu or gelu, with
+// torch's parameter names (linear1, linear2, norm1, norm2, norm3, self_attn;
+// our cross_attn is torch's multihead_attn; linear3 is SwiGLU's W₃) except
+// inside the attentions, whose q_proj, k_proj and v_proj torch packs into one
+// in_proj_weight. tests/test_transformer.cpp checks both against PyTorch on
+// the same weights; tests/test_llama.cpp the causal, rotary, SwiGLU stack.
 //
 // Incremental decoding. At inference the decoder emits one position at a
 // time; recomputing the whole prefix at every position would cost O(t²) per
@@ -35,7 +48,8 @@
 // source (cross-attention, computed once), so position t costs O(t): step()
 // adds one position and attends over the cache. Causal masking is implicit,
 // since the cache holds only the past. Cached decoding computes exactly what
-// forward() computes for the same prefix (up to float summation order).
+// forward() computes for the same prefix (up to float summation order). A
+// causal encoder layer decodes the same way with a KeyValues of its own.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -55,6 +69,10 @@ enum class NormPosition { Post, Pre };
 NormPosition parse_norm_position(std::string_view name);  // "post" or "pre"; throws otherwise
 std::string norm_position_name(NormPosition position);
 
+enum class FeedForwardKind { ReLU, GELU, SwiGLU };
+FeedForwardKind parse_feed_forward(std::string_view name);  // "relu", "gelu" or "swiglu"; throws otherwise
+std::string feed_forward_name(FeedForwardKind kind);
+
 struct TransformerLayerOptions {
   int64_t model_size = 512;      // d_model
   int64_t ffn_size = 2048;       // the feed-forward's hidden width
@@ -64,17 +82,28 @@ struct TransformerLayerOptions {
   float dropout = 0.1f;            // on each sublayer's output and the FFN's hidden layer
   float attention_dropout = 0.0f;  // on the attention weights
   WeightInit init = {};            // of every projection; Xavier uniform by default
+  FeedForwardKind feed_forward = FeedForwardKind::ReLU;
+  bool bias = true;                // every projection's bias, attention and feed-forward (LLaMA: none)
+  bool causal = false;             // encoder layer: position i attends to positions ≤ i only
+  float rotary_base = 0.0f;        // > 0: rotary embeddings in the self-attention (LLaMA: 10000); 0: none
 };
 
 class TransformerEncoderLayer : public Module {
  public:
   TransformerEncoderLayer(const TransformerLayerOptions& options, Generator& init_gen, Generator& noise_gen);
 
-  // x [B, S, D], key_mask [B, S] (1 = real token) or undefined → [B, S, D].
+  // x [B, S, D], key_mask [B, S] (1 = real token) or undefined → [B, S, D];
+  // causal as options.causal says.
   Var forward(const Var& x, const Tensor& key_mask = {});
 
+  // Incremental decoding of a causal layer: x [B, t, D], the t positions that
+  // follow the cache's → [B, t, D], appending their keys and values to the
+  // cache. Once the cache holds a position, t must be 1; the first call may
+  // bring a whole prompt. Rotary positions continue from cache.length().
+  Var step(const Var& x, KeyValues& cache);
+
   std::shared_ptr<MultiHeadAttention> self_attn;
-  std::shared_ptr<Linear> linear1, linear2;  // the feed-forward network
+  std::shared_ptr<Linear> linear1, linear2, linear3;  // the feed-forward network; linear3 SwiGLU's only
   std::shared_ptr<Norm> norm1, norm2;
   std::shared_ptr<Dropout> dropout;  // on each sublayer's output and the FFN's hidden layer
 
@@ -105,7 +134,7 @@ class TransformerDecoderLayer : public Module {
   Var step(const Var& x, DecoderLayerCache& cache);
 
   std::shared_ptr<MultiHeadAttention> self_attn, cross_attn;
-  std::shared_ptr<Linear> linear1, linear2;
+  std::shared_ptr<Linear> linear1, linear2, linear3;  // linear3: SwiGLU's only
   std::shared_ptr<Norm> norm1, norm2, norm3;
   std::shared_ptr<Dropout> dropout;
 
