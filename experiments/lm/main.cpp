@@ -1,0 +1,184 @@
+// A LLaMA-style character language model (models/llama.h) on the Children's
+// Book Test books, with any of the paper's norms in every block: where RMSNorm
+// is used today.
+//
+//   build/bin/lm --data ../shared/data/cbt/CBTest/data --norm rmsnorm --train-minutes 30 --out runs/lm/rmsnorm
+//   build/bin/lm --steps 300                          # synthetic sentences, a short CPU run
+//
+// Training: windows of --context + 1 characters at random places in the nine
+// training books (experiments/lm/char_text.h), --batch of them per step; the
+// loss is the cross-entropy of every next character. AdamW-free Adam (β 0.9,
+// 0.95), a linear warm-up then a cosine to a tenth of --lr, clip 1.
+//
+// Each validation logs the loss (nats per character) and bits per character
+// (loss / ln 2) over the first --valid-chars characters of the held-out book,
+// in windows that do not overlap (each character predicted from the ones
+// before it in its window), and writes <out>/checkpoint.safetensors, from
+// which --resume continues exactly. At the end the model writes --sample-chars
+// characters after --prompt to <out>/sample.txt (temperature, top-k).
+#include <CLI/CLI.hpp>
+
+#include <cmath>
+#include <fstream>
+
+#include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/dist/batch_share.h"
+#include "rmsgrad/dist/process_group.h"
+#include "rmsgrad/experiments/common/norm_flags.h"
+#include "rmsgrad/experiments/common/run.h"
+#include "rmsgrad/experiments/common/trainer.h"
+#include "rmsgrad/experiments/lm/char_text.h"
+#include "rmsgrad/models/llama.h"
+#include "rmsgrad/optim/adam.h"
+#include "rmsgrad/optim/schedule.h"
+
+using namespace rg;
+
+namespace {
+
+struct LmConfig {
+  RunOptions run{.out = "runs/lm"};
+  std::string data;  // the folder of cbt_valid.txt and cbt_test.txt; empty: synthetic sentences
+  std::string valid_book = "Andrew_Lang___The_Grey_Fairy_Book";
+  int64_t synthetic_chars = 200000;
+  NormFlags norm{.norm = "rmsnorm"};
+  int64_t layers = 4, model_size = 256, heads = 4, ffn = 688, context = 128, batch = 32;
+  bool tie = false;
+  double lr = 1e-3;
+  int64_t warmup = -1;  // -1: a tenth of the steps, at most 100
+  int64_t valid_chars = 65536;
+  int64_t sample_chars = 400;
+  std::string prompt = "The king said";
+  float temperature = 0.8f;
+  int64_t top_k = 20;
+  TrainingOptions training{.steps = 2000, .eval_every = 200, .clip = 1.0, .best_metric = "-bpc"};
+};
+
+void add_lm_flags(CLI::App& app, LmConfig& cfg) {
+  add_run_options(app, cfg.run);
+  app.add_option("--data", cfg.data, "the folder of CBT's cbt_valid.txt and cbt_test.txt; empty: synthetic sentences");
+  app.add_option("--valid-book", cfg.valid_book, "the CBT book held out for validation");
+  app.add_option("--synthetic-chars", cfg.synthetic_chars, "characters of synthetic training text")
+      ->check(in_range(1000, 1 << 30));
+  add_norm_flags(app, cfg.norm, {"none", "layernorm", "rmsnorm", "prmsnorm"}, "in every block and at the end");
+  app.add_option("--layers", cfg.layers, "blocks")->check(in_range(1, 64));
+  app.add_option("--model-size", cfg.model_size, "width d")->check(in_range(2, 8192));
+  app.add_option("--heads", cfg.heads, "attention heads (d/heads even)")->check(in_range(1, 256));
+  app.add_option("--ffn", cfg.ffn, "SwiGLU's hidden width")->check(in_range(1, 65536));
+  app.add_option("--context", cfg.context, "characters a position sees (training window)")->check(in_range(2, 8192));
+  app.add_option("--batch", cfg.batch, "windows per step")->check(in_range(1, 1 << 16));
+  app.add_flag("--tie", cfg.tie, "the output projection is the embedding");
+  app.add_option("--lr", cfg.lr, "peak learning rate")->check(in_range(1e-7, 1.0));
+  app.add_option("--steps", cfg.training.steps, "optimizer steps (the schedule spans them)")->check(positive);
+  app.add_option("--eval-every", cfg.training.eval_every, "steps between validations")->check(positive);
+  app.add_option("--warmup", cfg.warmup, "steps of linear warm-up (-1: a tenth of --steps, at most 100)")
+      ->check(in_range(-1, 1e9));
+  app.add_option("--valid-chars", cfg.valid_chars, "characters of the held-out book each validation reads")
+      ->check(positive);
+  app.add_option("--sample-chars", cfg.sample_chars, "characters sampled at the end (0: none)")->check(non_negative);
+  app.add_option("--prompt", cfg.prompt, "the text the sample continues");
+  app.add_option("--temperature", cfg.temperature, "sampling temperature (0: always the likeliest)")
+      ->check(in_range(0.0, 100.0));
+  app.add_option("--top-k", cfg.top_k, "sample among the k likeliest (0: all)")->check(non_negative);
+  add_trainer_flags(app, cfg.training);
+}
+
+// Mean cross-entropy per character over windows of context + 1 of `ids`.
+Scores evaluate(Llama& model, const std::vector<int32_t>& ids, int64_t context, int64_t batch) {
+  NoGradGuard no_grad;
+  const int64_t windows = std::max<int64_t>(1, (static_cast<int64_t>(ids.size()) - 1) / context);
+  double loss_sum = 0.0;
+  for (int64_t first = 0; first < windows; first += batch) {
+    const int64_t n = std::min(batch, windows - first);
+    std::vector<int32_t> inputs, targets;
+    for (int64_t w = first; w < first + n; ++w) {
+      const auto at = ids.begin() + w * context;
+      inputs.insert(inputs.end(), at, at + context);
+      targets.insert(targets.end(), at + 1, at + context + 1);
+    }
+    const Var logits = model.forward(Indices(Shape{n, context}, std::move(inputs)));
+    CrossEntropyOptions sum{.mean = false};
+    loss_sum += cross_entropy(reshape(logits, {n * context, -1}), Indices(std::move(targets)), sum).item();
+  }
+  const double loss = loss_sum / static_cast<double>(windows * context);
+  return {loss, {{"bpc", loss / std::log(2.0)}}};
+}
+
+int train(int argc, char** argv) {
+  LmConfig cfg;
+  CLI::App app{"a LLaMA-style character language model on the Children's Book Test books"};
+  add_lm_flags(app, cfg);
+  if (auto exit_code = parse_flags(app, argc, argv)) return *exit_code;
+
+  Run run(app, cfg.run);
+  const lm::CharText text = cfg.data.empty() ? lm::synthetic_text(cfg.synthetic_chars, cfg.run.seed)
+                                             : lm::read_cbt_books(cfg.data, cfg.valid_book);
+  run.note(text.description);
+  check(static_cast<int64_t>(text.train.size()) > cfg.context + 1, "lm: {} training characters make no window of {}",
+        text.train.size(), cfg.context + 1);
+  const std::vector<int32_t> valid(text.valid.begin(),
+                                   text.valid.begin() + std::min<int64_t>(cfg.valid_chars, text.valid.size()));
+  check(static_cast<int64_t>(valid.size()) > cfg.context, "lm: {} validation characters make no window of {}",
+        valid.size(), cfg.context + 1);
+  run.check_same_data({{"training text", static_cast<int64_t>(text.train.size()), content_hash(text.train)},
+                       {"validation text", static_cast<int64_t>(valid.size()), content_hash(valid)}});
+
+  const LlamaOptions options{.vocab = text.vocab(), .layers = cfg.layers, .model_size = cfg.model_size,
+                             .heads = cfg.heads, .ffn_size = cfg.ffn, .norm = cfg.norm.options(),
+                             .tie_embeddings = cfg.tie};
+  Generator init_gen(cfg.run.seed), data_gen(cfg.run.seed + 1), sample_gen(cfg.run.seed + 2);
+  Llama model(options, init_gen);
+  run.note(fmt::format("LLaMA-style model: {} blocks, d {}, {} heads, SwiGLU {}, norm {}, {} embeddings; "
+                       "{} parameters",
+                       cfg.layers, cfg.model_size, cfg.heads, cfg.ffn, cfg.norm.norm, cfg.tie ? "tied" : "untied",
+                       model.parameter_count()));
+
+  Adam adam(model.named_parameters(), {.lr = cfg.lr, .beta1 = 0.9, .beta2 = 0.95});
+  const int64_t warmup = cfg.warmup >= 0 ? cfg.warmup : std::min<int64_t>(100, cfg.training.steps / 10);
+  const CosineSchedule schedule(cfg.lr, cfg.training.steps, cfg.lr / 10, warmup);
+  run.note(fmt::format("{} steps of {} windows of {} characters; lr {}", cfg.training.steps, cfg.batch, cfg.context,
+                       schedule.str()));
+  Trainer trainer(run, model, adam, cfg.training);
+  trainer.keep("init", init_gen);
+  trainer.keep("data", data_gen);
+  trainer.keep("sample", sample_gen);
+  auto validation = [&] {
+    const Scores scores = evaluate(model, valid, cfg.context, cfg.batch);
+    return Evaluation{.loss = scores.loss, .fields = scores.fields, .score = -scores.fields.at(0).second};
+  };
+
+  // Under mpirun every process draws the same global batch and takes its share (dist/batch_share.h).
+  const dist::BatchShare share = dist::batch_share(dist::ProcessGroup::world(), cfg.batch);
+  const int64_t places = static_cast<int64_t>(text.train.size()) - cfg.context;
+  trainer.start();
+  if (trainer.due_for_validation()) trainer.validate(validation());
+  while (trainer.running()) {
+    std::vector<int32_t> inputs, targets;
+    for (int64_t w = 0; w < cfg.batch; ++w) {
+      const int64_t at = data_gen.randint(places);
+      if (w < share.first || w >= share.first + share.rows) continue;
+      inputs.insert(inputs.end(), text.train.begin() + at, text.train.begin() + at + cfg.context);
+      targets.insert(targets.end(), text.train.begin() + at + 1, text.train.begin() + at + cfg.context + 1);
+    }
+    adam.set_lr(schedule.lr(trainer.next_step()));
+    const Var logits = model.forward(Indices(Shape{share.rows, cfg.context}, std::move(inputs)));
+    trainer.step(share.part_of_mean(
+        cross_entropy(reshape(logits, {share.rows * cfg.context, text.vocab()}), Indices(std::move(targets)))));
+    if (trainer.due_for_log()) trainer.log_train({{"lr", adam.lr()}});
+    if (trainer.due_for_validation()) trainer.validate(validation());
+  }
+
+  if (cfg.sample_chars > 0 && dist::ProcessGroup::world().rank() == 0) {
+    const std::string sample =
+        text.decode(model.generate(lm::encode(text.alphabet, cfg.prompt), cfg.sample_chars, cfg.temperature,
+                                   cfg.top_k, sample_gen));
+    std::ofstream(run.path("sample.txt")) << cfg.prompt << sample << "\n";
+    run.note(fmt::format("sample (temperature {}, top-k {}): {}{}", cfg.temperature, cfg.top_k, cfg.prompt, sample));
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return run_main(argc, argv, train); }

@@ -1,0 +1,109 @@
+// The language model driver (experiments/lm): the CBT books split by book,
+// the synthetic sentences learnt, an exact resume, a sample written, clear
+// errors, and a short run on the real books when ../shared/data is there.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "rmsgrad/experiments/lm/char_text.h"
+#include "test_util.h"
+
+using namespace rg;
+namespace fs = std::filesystem;
+using nlohmann::json;
+using test::metric_lines;
+using test::TempDir;
+
+namespace {
+
+int run_driver(const std::string& args, const fs::path& dir, std::string& output) {
+  return test::run_program(RG_LM_BIN, args, dir, output);
+}
+
+const std::string kSmall =
+    "--layers 2 --model-size 32 --heads 2 --ffn 86 --context 32 --batch 8 --lr 0.003 --threads 1 --log-every 1 "
+    "--synthetic-chars 20000 --valid-chars 2048 --sample-chars 40 ";
+
+// Two CBT-style files: a title line opens each book.
+void write_books(const fs::path& dir) {
+  fs::create_directories(dir);
+  std::ofstream valid(dir / "cbt_valid.txt"), test(dir / "cbt_test.txt");
+  valid << "_BOOK_TITLE_ : First_Book.txt.out\nOnce upon a time .\nThe end .\n"
+        << "_BOOK_TITLE_ : Held_Out.txt.out\nA cat ~ sat .\n";
+  test << "_BOOK_TITLE_ : Third_Book.txt.out\nA cat sat .\n";
+}
+
+}  // namespace
+
+TEST_CASE("CBT books: nine to train on, one held out, title lines dropped, unseen bytes to id 0") {
+  TempDir tmp("lm_books");
+  write_books(tmp.path);
+  const lm::CharText text = lm::read_cbt_books(tmp.path.string(), "Held_Out");
+  CHECK(text.decode(text.train) == "Once upon a time .\nThe end .\nA cat sat .\n");
+  // '~' never occurs in the training books: it reads as the unknown symbol.
+  CHECK(text.decode(text.valid) == "A cat ? sat .\n");
+  CHECK(text.alphabet.front() == '?');
+  CHECK(text.vocab() == static_cast<int64_t>(text.alphabet.size()));
+  CHECK_THROWS_WITH_AS(lm::read_cbt_books(tmp.path.string(), "No_Such_Book"),
+                       doctest::Contains("no book named 'No_Such_Book'"), Error);
+  CHECK_THROWS_WITH_AS(lm::read_cbt_books((tmp.path / "none").string()), doctest::Contains("cbt_valid.txt"), Error);
+}
+
+TEST_CASE("lm driver: learns the synthetic sentences, writes a sample, and resumes bit for bit") {
+  TempDir tmp("lm_driver");
+  std::string output;
+  const fs::path straight = tmp.path / "straight", resumed = tmp.path / "resumed";
+  const std::string common = kSmall + "--steps 60 --eval-every 30 ";
+  REQUIRE_MESSAGE(run_driver(common + "--out " + straight.string(), tmp.path, output) == 0, output);
+  const std::vector<json> valid = metric_lines(straight, "valid");
+  REQUIRE(valid.size() == 3);  // steps 0, 30, 60
+  // At step 0 every symbol is about equally likely: log2 of the ~28 symbols.
+  CHECK(valid.front()["bpc"].get<double>() > 4.0);
+  // Sixty steps learn the letters and the spaces of the grammar's words; 3.3 bits is far below the start.
+  CHECK_MESSAGE(valid.back()["bpc"].get<double>() < 3.3, output);
+  CHECK(valid.back()["bpc"].get<double>() == doctest::Approx(valid.back()["loss"].get<double>() / std::log(2.0)));
+  const std::string sample = test::read_file(straight / "sample.txt");
+  CHECK(sample.starts_with("The king said"));
+  CHECK(sample.size() == std::string("The king said").size() + 40 + 1);
+
+  REQUIRE_MESSAGE(run_driver(common + "--stop-after 25 --out " + resumed.string(), tmp.path, output) == 0, output);
+  REQUIRE_MESSAGE(run_driver(common + "--resume --out " + resumed.string(), tmp.path, output) == 0, output);
+  const std::vector<json> train = metric_lines(straight, "train"), again = metric_lines(resumed, "train");
+  REQUIRE(again.size() == train.size());
+  for (size_t i = 0; i < train.size(); ++i)
+    CHECK_MESSAGE(again[i]["loss"].get<double>() == train[i]["loss"].get<double>(), "step " << i + 1);
+  CHECK(test::read_file(resumed / "sample.txt") == sample);
+}
+
+TEST_CASE("lm driver: bad input is one clear error and a non-zero exit") {
+  TempDir tmp("lm_errors");
+  std::string output;
+  CHECK(run_driver("--no-such-flag", tmp.path, output) == 2);
+  CHECK(run_driver("--norm batchnorm", tmp.path, output) == 2);
+  CHECK(run_driver(kSmall + "--data " + (tmp.path / "none").string() + " --out " + (tmp.path / "r").string(),
+                   tmp.path, output) == 1);
+  CHECK(output.find("cbt_valid.txt") != std::string::npos);
+  CHECK(run_driver("--model-size 32 --heads 3 --out " + (tmp.path / "r2").string(), tmp.path, output) == 1);
+  CHECK(output.find("multiple of heads 3") != std::string::npos);
+}
+
+TEST_CASE("lm driver: the CBT books, when ../shared/data is there") {
+  const fs::path books = fs::path(RG_SHARED_DATA_DIR) / "cbt" / "CBTest" / "data";
+  if (!fs::exists(books / "cbt_valid.txt")) {
+    MESSAGE("skipped: no CBT books in " << books.string());
+    return;
+  }
+  TempDir tmp("lm_cbt");
+  std::string output;
+  const fs::path out = tmp.path / "run";
+  REQUIRE_MESSAGE(run_driver(kSmall + "--steps 40 --eval-every 40 --data " + books.string() + " --out " + out.string(),
+                             tmp.path, output) == 0,
+                  output);
+  CHECK(output.find("of 9 books for training") != std::string::npos);
+  const std::vector<json> valid = metric_lines(out, "valid");
+  REQUIRE(valid.size() == 2);
+  CHECK(valid.back()["bpc"].get<double>() < valid.front()["bpc"].get<double>() - 1.0);
+}
