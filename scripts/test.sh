@@ -58,6 +58,12 @@ awk -v a="$cnn" -v f="$floor" 'BEGIN { if (a + 0 < f) { print "mnist_cnn: test a
 build/consumer/custom_op > build/consumer/custom_op.log || { cat build/consumer/custom_op.log; exit 1; }
 echo "custom_op: $(grep -c ' ok$' build/consumer/custom_op.log) checks ok"
 
+# A decoder-only character Transformer of one's own (causal pre-norm layers,
+# sampled through their caches): its loss must fall below 75% of its first
+# value in 300 steps on this README (the program checks it).
+build/consumer/char_decoder README.md 300 > build/consumer/char_decoder.log || { cat build/consumer/char_decoder.log; exit 1; }
+tail -2 build/consumer/char_decoder.log
+
 # The character GRU on this README: 100 steps straight, and 60 steps then a
 # resumed run to 100, must end on the same loss, bit for bit (one thread).
 rm -f build/consumer/char_gru_*.safetensors
