@@ -208,7 +208,7 @@ Var cross_entropy(const Var& logits, const Indices& targets, const CrossEntropyO
         targets.shape, position, logits.shape());
   check(!options.row_weights.defined() || options.row_weights.shape() == position,
         "cross_entropy: row_weights {} must be [N, d1, ...] = {} for logits {}",
-        options.row_weights.defined() ? options.row_weights.shape() : Shape{}, position, logits.shape());
+        shape_of(options.row_weights), position, logits.shape());
   std::vector<int> order{0};
   for (int a = 2; a < logits.rank(); ++a) order.push_back(a);
   order.push_back(1);
