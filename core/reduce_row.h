@@ -45,9 +45,6 @@ inline float lane_max(int64_t n, F f) {
   return top;
 }
 
-inline float max_of(const float* a, int64_t n) {
-  return lane_max(n, [a](int64_t i) { return a[i]; });
-}
 inline float sum_of(const float* a, int64_t n) {
   return lane_sum(n, [a](int64_t i) { return a[i]; });
 }
