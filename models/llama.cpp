@@ -35,6 +35,8 @@ Llama::Llama(const LlamaOptions& options, Generator& init_gen) : options_(option
   check(options.vocab > 0 && options.layers > 0, "Llama: needs a vocabulary and at least one layer, got {} and {}",
         options.vocab, options.layers);
   check(options.init_stddev > 0.0f, "Llama: init_stddev must be positive, got {}", options.init_stddev);
+  check(options.context == 0 || options.context >= 2, "Llama: context must be 0 (no limit) or at least 2, got {}",
+        options.context);
   const int64_t d = options.model_size;
   // The blocks check d, h, the FFN size, the norm and the rotary base.
   const TransformerLayerOptions block = block_options(options);
@@ -103,8 +105,15 @@ std::vector<int32_t> Llama::generate(const std::vector<int32_t>& prompt, int64_t
   check_sampling(temperature, top_k, options_.vocab, "Llama::generate");
   NoGradGuard no_grad;
   LlamaCache cache;
+  std::vector<int32_t> fed;  // every token so far
   Tensor next;  // logits [V] for the position after the last token fed
   auto feed = [&](int32_t id) {
+    const int64_t window = options_.context;
+    if (window > 0 && cache.length() == window) {  // start again from the last window − 1 tokens, as one block
+      cache = LlamaCache{};
+      forward(Indices(Shape{1, window - 1}, std::vector<int32_t>(fed.end() - (window - 1), fed.end())), cache);
+    }
+    fed.push_back(id);
     next = forward(Indices(Shape{1, 1}, {id}), cache).value().reshape(Shape{options_.vocab});
   };
   for (int32_t id : prompt) feed(id);

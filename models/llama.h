@@ -44,7 +44,8 @@
 // position fed so far, so forward(ids, cache) runs the new positions only, at
 // O(t) per position, and gives the logits forward() gives there for the
 // whole sequence (up to the order of float sums; tests/test_llama.cpp).
-// generate() feeds the prompt through it one token at a time, then samples.
+// generate() feeds the prompt through it one token at a time, then samples,
+// within the training window (LlamaOptions::context).
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -70,6 +71,12 @@ struct LlamaOptions {
   float rotary_base = 10000.0f;  // 0: no position information at all
   bool tie_embeddings = false;   // the output projection is the embedding
   float init_stddev = 0.02f;
+  // The positions the model was trained to see (its training window): once
+  // generate() has fed this many, each new token is predicted from the
+  // previous context − 1 only, as in training, by starting the cache again
+  // from them. 0: no limit (the cache grows, and positions it never saw in
+  // training come into play).
+  int64_t context = 0;
 };
 
 // Each block's keys and values [B, t, d] for the t positions fed so far.

@@ -417,6 +417,28 @@ TEST_CASE("Llama: the cache gives the full forward's logits at every position; g
       }
       CHECK(sampled == expected);
     }
+
+    // Within a training window of 4 positions: past it, each token comes from
+    // the 3 before it, as a full forward of those 4 alone gives it.
+    LlamaOptions windowed = o;
+    windowed.context = 4;
+    Generator init_again(30);
+    Llama short_sighted(windowed, init_again);
+    for (const auto& [temperature, top_k] : std::vector<std::pair<float, int64_t>>{{0.0f, 0}, {0.8f, 5}}) {
+      INFO("window 4, temperature ", temperature, " top_k ", top_k);
+      Generator draws(41), same_draws(41);
+      const std::vector<int32_t> sampled = short_sighted.generate(prompt, 10, temperature, top_k, draws);
+      std::vector<int32_t> sequence = prompt, expected;
+      for (int i = 0; i < 10; ++i) {
+        const int64_t n = std::min<int64_t>(static_cast<int64_t>(sequence.size()), 4);
+        const std::vector<int32_t> last_window(sequence.end() - n, sequence.end());
+        Tensor logits = short_sighted.forward(Indices(Shape{1, n}, last_window)).value();
+        Tensor last = Tensor::from(Shape{13}, std::span<const float>(logits.data() + (n - 1) * 13, 13));
+        expected.push_back(sample_token(last, temperature, top_k, same_draws));
+        sequence.push_back(expected.back());
+      }
+      CHECK(sampled == expected);
+    }
   }
 }
 

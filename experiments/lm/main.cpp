@@ -126,7 +126,7 @@ int train(int argc, char** argv) {
 
   const LlamaOptions options{.vocab = text.vocab(), .layers = cfg.layers, .model_size = cfg.model_size,
                              .heads = cfg.heads, .ffn_size = cfg.ffn, .norm = cfg.norm.options(),
-                             .tie_embeddings = cfg.tie};
+                             .tie_embeddings = cfg.tie, .context = cfg.context};
   Generator init_gen(cfg.run.seed), data_gen(cfg.run.seed + 1), sample_gen(cfg.run.seed + 2);
   Llama model(options, init_gen);
   run.note(fmt::format("LLaMA-style model: {} blocks, d {}, {} heads, SwiGLU {}, norm {}, {} embeddings; "
