@@ -203,7 +203,7 @@ struct CrossEntropyOptions {
   int32_t ignore_index = -100;  // targets equal to this contribute nothing
   float label_smoothing = 0.0f; // ε: target distribution (1-ε)·onehot + ε/C
   // Optional per-row weights (e.g. a 0/1 padding mask), shape [N].
-  Tensor row_weights;
+  Tensor row_weights{};
   bool mean = true;  // divide by the total weight (rows counted); else the sum
 };
 // logits [N, C], targets [N] with values in [0, C) or ignore_index → scalar.

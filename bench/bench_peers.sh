@@ -5,7 +5,7 @@
 # one norm, in one table (bench/peers_table.py): the median over the rounds of each program's median
 # step, and ours ÷ the fastest peer.
 #
-#   bench/bench_peers.sh    # MODELS="convpool order_embedding reader rnnsearch transformer"
+#   bench/bench_peers.sh    # MODELS="convpool order_embedding reader rnnsearch transformer lm"
 #                           # THREADS="1 2" ROUNDS=2 NORM=layernorm STEPS=5 WARMUP=2
 #
 # ROUNDS interleaved rounds: each round runs every model at every thread count, ours and its peers one
@@ -38,10 +38,11 @@ peer() {
 
 # The PyTorch twin of each model (bench_step's names), and which models have a JAX twin.
 declare -A torch_twin=([convpool]=convpool_torch.py [order_embedding]=order_embedding_torch.py
-  [reader]=attentive_reader_torch.py [rnnsearch]=rnnsearch_torch.py [transformer]=transformer_torch.py)
+  [reader]=attentive_reader_torch.py [rnnsearch]=rnnsearch_torch.py [transformer]=transformer_torch.py
+  [lm]=lm_torch.py)
 declare -A jax_twin=([convpool]=convpool_jax.py [rnnsearch]=rnnsearch_jax.py)
 
-models=${MODELS:-convpool order_embedding reader rnnsearch transformer}
+models=${MODELS:-convpool order_embedding reader rnnsearch transformer lm}
 norm=${NORM:-layernorm}
 steps=(--steps "${STEPS:-5}" --warmup "${WARMUP:-2}")
 for model in $models; do

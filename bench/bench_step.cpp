@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
   app.add_option("--steps", steps, "timed steps")->check(CLI::PositiveNumber);
   app.add_option("--dump", dump,
                  "write the check for the PyTorch and JAX twins to this folder instead (rnnsearch, transformer, "
-                 "convpool)");
+                 "convpool, lm)");
   app.add_flag("--recipe", recipe,
                "print the model's settings (its recipe, experiments/common/recipes.h, with any --set) as one JSON "
                "object, and exit");
@@ -61,7 +61,8 @@ int main(int argc, char** argv) {
   try {
     set_num_threads(flags.threads);
     bench::Sizes sizes = flags.sizes();
-    if (!dump.empty()) sizes.set("dropout=0");  // the twins' checks draw no random masks
+    // The twins' checks draw no random masks (the language model has no dropout).
+    if (!dump.empty() && flags.model != "lm") sizes.set("dropout=0");
     if (!dump.empty() && flags.model == "convpool") sizes.set("input_noise=0");
     const bench::NormChoice choice{parse_norm_kind(norm), parse_norm_impl(impl)};
     std::unique_ptr<bench::ModelStep> step = bench::make_model_step(flags.model, choice, sizes);

@@ -4,11 +4,11 @@
 # interleaved rounds in one process (build/bin/bench_norm_impl), at the sizes
 # and threads the driver flags name (--width, --batch, --embed, --hidden,
 # --embed-dim, the Transformer's --model-size --ffn --heads --layers
-# --norm-position, --threads; the rest of the model is the benchmark's recipe and
+# --norm-position, the language model's --context, --threads; the rest of the model is the benchmark's recipe and
 # its fixed random batch). Writes the JSON lines to OUT/paired.jsonl, which
 # `paper_table --paired` turns into the table's time columns.
 #
-#   scripts/paired_timing.sh MODEL OUT [driver flags ...]     MODEL: rnnsearch transformer reader order_embedding convpool
+#   scripts/paired_timing.sh MODEL OUT [driver flags ...]     MODEL: rnnsearch transformer reader order_embedding convpool lm
 #
 # PAIRS (default 20) timed rounds; PAIRED=0 skips the timing (the table then
 # says its times come from separate runs). NORMS_TIMED and IMPLS (default
@@ -26,6 +26,7 @@ case "$model" in
   reader) keys=([--batch]=batch [--embed]=embed [--hidden]=hidden) ;;
   order_embedding) keys=([--batch]=batch [--embed-dim]=hidden) ;;
   convpool) keys=([--batch]=batch [--width]=width) ;;
+  lm) keys=([--batch]=batch [--context]=context [--model-size]=d [--ffn]=ffn [--heads]=heads [--layers]=layers) ;;
   *) echo "scripts/paired_timing.sh: unknown model '$model'" >&2; exit 2 ;;
 esac
 sets=()

@@ -4,7 +4,9 @@
 #     trains build/bin/DRIVER once per norm in $norms into OUT/<norm>, or, with
 #     SEEDS="1 2 3", once per norm and seed into OUT/<norm>-seed<S> (--seed S);
 #     a run whose directory holds a checkpoint is resumed, so an interrupted
-#     sweep continues where it stopped.
+#     sweep continues where it stopped. JOBS=2 trains two runs at a time (give
+#     each --threads 1 on two cores), each writing its console to <dir>.console;
+#     the sweep fails after all have ended if any failed.
 #   time_in_pairs MODEL OUT [driver flags ...]
 #     paired timing of the model's steps (scripts/paired_timing.sh) and sets
 #     the array `paired` to the paper_table flags that use it (empty when
@@ -20,7 +22,7 @@
 # plot_curves.py draws them as a mean curve with a band.
 
 train_every_norm() {
-  local driver=$1 out=$2 norm seed dir
+  local driver=$1 out=$2 norm seed dir jobs=${JOBS:-1} running=0 failed=0
   shift 2
   for norm in $norms; do
     for seed in ${SEEDS:-default}; do
@@ -32,9 +34,28 @@ train_every_norm() {
       fi
       [ -f "$dir/checkpoint.safetensors" ] && resume=(--resume)
       echo "== $driver --norm $norm ${seed_flag[*]}"
-      build/bin/"$driver" --norm "$norm" --out "$dir" "${seed_flag[@]}" "${resume[@]}" "$@"
+      local command=(build/bin/"$driver" --norm "$norm" --out "$dir" "${seed_flag[@]}" "${resume[@]}" "$@")
+      if [ "$jobs" -le 1 ]; then
+        "${command[@]}"
+        continue
+      fi
+      if [ "$running" -ge "$jobs" ]; then
+        wait -n || failed=1
+        running=$((running - 1))
+      fi
+      mkdir -p "$(dirname "$dir")"
+      "${command[@]}" >"$dir.console" 2>&1 &
+      running=$((running + 1))
     done
   done
+  while [ "$running" -gt 0 ]; do
+    wait -n || failed=1
+    running=$((running - 1))
+  done
+  if [ "$failed" != 0 ]; then
+    echo "error: a run of $driver failed; its <dir>.console in $out says why" >&2
+    return 1
+  fi
 }
 
 time_in_pairs() {

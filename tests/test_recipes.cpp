@@ -33,12 +33,13 @@ std::vector<std::string> small_sizes(const std::string& model) {
   if (model == "reader")
     return {"batch=4", "doc_len=12", "query_len=10", "vocab=40", "embed=12", "hidden=10", "candidates=3"};
   if (model == "order_embedding") return {"batch=6", "hidden=12", "vocab=40", "word_dim=8", "image_dim=10"};
+  if (model == "lm") return {"batch=3", "context=6", "vocab=20", "d=16", "ffn=24", "heads=2", "layers=2"};
   return {"batch=4", "width=0.05"};  // convpool
 }
 
 // What the model's driver gives its Adam and its Trainer: its flags'
-// defaults (the driver's config, or for the translation drivers, which fill
-// theirs in main, the recipe they fill it from).
+// defaults (the driver's config, or for the translation and language-model
+// drivers, which fill theirs in main, the recipe they fill it from).
 struct DriverSettings {
   AdamOptions adam;
   TrainingOptions training;
@@ -52,6 +53,10 @@ DriverSettings driver_settings(const std::string& model, NormKind norm) {
     d.training.clip = recipe.clip.clip;
   } else if (model == "transformer") {
     const TransformerRecipe recipe;
+    d.adam = recipe.adam;
+    d.training.clip = recipe.clip.clip;
+  } else if (model == "lm") {
+    const LanguageModelRecipe recipe;
     d.adam = recipe.adam;
     d.training.clip = recipe.clip.clip;
   } else if (model == "reader") {
@@ -87,7 +92,7 @@ std::vector<double> train_losses(const std::string& metrics_path) {
 
 TEST_CASE("the bench step and the driver's Trainer take the same step") {
   set_num_threads(1);
-  for (const std::string model : {"rnnsearch", "transformer", "reader", "order_embedding", "convpool"}) {
+  for (const std::string model : {"rnnsearch", "transformer", "reader", "order_embedding", "convpool", "lm"}) {
     CAPTURE(model);
     const bench::NormChoice norm{NormKind::RMSNorm, NormImpl::Fused};
     bench::Sizes bench_sizes, driver_sizes;

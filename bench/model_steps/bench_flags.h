@@ -26,7 +26,7 @@ struct ModelFlags {
 
 inline void add_model_flags(CLI::App& app, ModelFlags& flags) {
   app.add_option("--model", flags.model, std::string("the model: ") + std::string(kModelNames))
-      ->check(CLI::IsMember({"rnnsearch", "reader", "order_embedding", "convpool", "transformer"}));
+      ->check(CLI::IsMember({"rnnsearch", "reader", "order_embedding", "convpool", "transformer", "lm"}));
   app.add_option("--set", flags.settings,
                  "override one of the model's sizes, key=value (repeatable; e.g. --set batch=32 --set width=0.25)");
   app.add_option("--threads", flags.threads, "threads")->check(CLI::PositiveNumber);

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "bench/model_steps/convpool_step.h"
+#include "bench/model_steps/lm_step.h"
 #include "bench/model_steps/order_embedding_step.h"
 #include "bench/model_steps/reader_step.h"
 #include "bench/model_steps/rnnsearch_step.h"
@@ -109,6 +110,7 @@ std::unique_ptr<ModelStep> make_model_step(std::string_view model, const NormCho
   else if (model == "order_embedding") step = std::make_unique<OrderEmbeddingStep>(norm, sizes);
   else if (model == "convpool") step = std::make_unique<ConvPoolStep>(norm, sizes);
   else if (model == "transformer") step = std::make_unique<TransformerStep>(norm, sizes);
+  else if (model == "lm") step = std::make_unique<LanguageModelStep>(norm, sizes);
   else throw Error(fmt::format("unknown model '{}' (expected {})", model, kModelNames));
   sizes.check_all_read(model);
   return step;
@@ -176,19 +178,15 @@ void ModelStep::take_step(const Var& loss) {
   loss_ = outcome.loss;
 }
 
-CheckResult write_translation_check(const std::string& dir, Seq2Seq& model, const TokenBatch& source,
-                                    const TokenBatch& target, const std::string& config_json) {
+CheckResult write_model_check(const std::string& dir, Module& model, const std::function<Var()>& batch_loss,
+                              const std::string& config_json) {
   namespace fs = std::filesystem;
   const fs::path root(dir);
   fs::create_directories(root / "params");
   fs::create_directories(root / "grads");
   for (const auto& [name, param] : model.named_parameters())
     write_npy((root / "params" / (name + ".npy")).string(), param.value());
-  write_ids((root / "source.npy").string(), source);
-  write_ids((root / "target.npy").string(), target);
-  write_npy((root / "source_mask.npy").string(), source.mask);
-  write_npy((root / "target_mask.npy").string(), target.mask);
-  Var loss = model.loss(source.ids, source.mask, target.ids, target.mask);
+  Var loss = batch_loss();
   model.zero_grad();
   loss.backward();
   const CheckResult result{loss.item(), grad_norm(model.named_parameters())};
@@ -200,6 +198,19 @@ CheckResult write_translation_check(const std::string& dir, Seq2Seq& model, cons
                          result.grad_norm, model.parameter_count()));
   tape().clear();
   return result;
+}
+
+CheckResult write_translation_check(const std::string& dir, Seq2Seq& model, const TokenBatch& source,
+                                    const TokenBatch& target, const std::string& config_json) {
+  namespace fs = std::filesystem;
+  const fs::path root(dir);
+  fs::create_directories(root);
+  write_ids((root / "source.npy").string(), source);
+  write_ids((root / "target.npy").string(), target);
+  write_npy((root / "source_mask.npy").string(), source.mask);
+  write_npy((root / "target_mask.npy").string(), target.mask);
+  return write_model_check(dir, model, [&] { return model.loss(source.ids, source.mask, target.ids, target.mask); },
+                           config_json);
 }
 
 }  // namespace rg::bench

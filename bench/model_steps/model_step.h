@@ -20,6 +20,7 @@
 // built twice starts from the same weights. The batch is built once; every
 // step trains on it again (only the time is of interest).
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -118,7 +119,7 @@ class ModelStep {
   std::unique_ptr<TrainingStep> training_step_;
 };
 
-inline constexpr std::string_view kModelNames = "rnnsearch|transformer|reader|order_embedding|convpool";
+inline constexpr std::string_view kModelNames = "rnnsearch|transformer|reader|order_embedding|convpool|lm";
 std::unique_ptr<ModelStep> make_model_step(std::string_view model, const NormChoice& norm, Sizes& sizes);
 
 // ---- batches shared by the text models ----
@@ -143,13 +144,16 @@ std::vector<int64_t> sentence_lengths(int64_t max_len, int64_t batch, int64_t st
 void write_ids(const std::string& path, const TokenBatch& s);
 void write_text(const std::string& path, const std::string& text);
 
-// A translation model's check for its twin, written to dir: params/<name>.npy,
-// the batch (source, target and their masks), one backward's grads/<name>.npy,
-// config.json (`config_json`, the model's settings) and result.json (loss,
-// gradient norm, parameter count). Returns the loss and the gradient norm.
+// A model's check for its twin, written to dir: params/<name>.npy, one
+// backward of batch_loss()'s grads/<name>.npy, config.json (`config_json`,
+// the model's settings) and result.json (loss, gradient norm, parameter
+// count). Returns the loss and the gradient norm. The translation models'
+// version writes their batch (source, target and their masks) too.
 struct CheckResult {
   double loss = 0.0, grad_norm = 0.0;
 };
+CheckResult write_model_check(const std::string& dir, Module& model, const std::function<Var()>& batch_loss,
+                              const std::string& config_json);
 CheckResult write_translation_check(const std::string& dir, Seq2Seq& model, const TokenBatch& source,
                                     const TokenBatch& target, const std::string& config_json);
 

@@ -75,4 +75,18 @@ struct ConvPoolRecipe {
   double lr(NormKind norm) const { return norm == NormKind::None ? lr_without_norm : adam.lr; }
 };
 
+// The LLaMA-style character language model (experiments/lm, models/llama.h):
+// windows of `context` characters of the CBT books, Adam with LLaMA's
+// β2 0.95, a warm-up then a cosine (the schedule changes the value, not the
+// work), clip 1. The vocabulary is the books' 77 symbols; the driver reads
+// its own from the text.
+struct LanguageModelRecipe {
+  int64_t vocab = 77;
+  int64_t layers = 4, model_size = 256, heads = 4, ffn = 688;  // SwiGLU's width ≈ 8d/3
+  int64_t context = 128;
+  AdamOptions adam{.lr = 1e-3, .beta1 = 0.9, .beta2 = 0.95};
+  ClipOptions clip{.clip = 1.0};
+  int64_t batch = 32;  // windows
+};
+
 }  // namespace rg

@@ -7,8 +7,9 @@
 //
 // Training: windows of --context + 1 characters at random places in the nine
 // training books (experiments/lm/char_text.h), --batch of them per step; the
-// loss is the cross-entropy of every next character. AdamW-free Adam (β 0.9,
-// 0.95), a linear warm-up then a cosine to a tenth of --lr, clip 1.
+// loss is the cross-entropy of every next character. Adam (β 0.9, 0.95, no
+// weight decay), a linear warm-up then a cosine to a tenth of --lr, clip 1:
+// the recipe (experiments/common/recipes.h), which bench_step --model lm times.
 //
 // Each validation logs the loss (nats per character) and bits per character
 // (loss / ln 2) over the first --valid-chars characters of the held-out book,
@@ -26,6 +27,7 @@
 #include "rmsgrad/dist/batch_share.h"
 #include "rmsgrad/dist/process_group.h"
 #include "rmsgrad/experiments/common/norm_flags.h"
+#include "rmsgrad/experiments/common/recipes.h"
 #include "rmsgrad/experiments/common/run.h"
 #include "rmsgrad/experiments/common/trainer.h"
 #include "rmsgrad/experiments/lm/char_text.h"
@@ -37,22 +39,25 @@ using namespace rg;
 
 namespace {
 
+const LanguageModelRecipe kRecipe;
+
 struct LmConfig {
   RunOptions run{.out = "runs/lm"};
   std::string data;  // the folder of cbt_valid.txt and cbt_test.txt; empty: synthetic sentences
   std::string valid_book = "Andrew_Lang___The_Grey_Fairy_Book";
   int64_t synthetic_chars = 200000;
   NormFlags norm{.norm = "rmsnorm"};
-  int64_t layers = 4, model_size = 256, heads = 4, ffn = 688, context = 128, batch = 32;
+  int64_t layers = kRecipe.layers, model_size = kRecipe.model_size, heads = kRecipe.heads, ffn = kRecipe.ffn;
+  int64_t context = kRecipe.context, batch = kRecipe.batch;
   bool tie = false;
-  double lr = 1e-3;
+  double lr = kRecipe.adam.lr;
   int64_t warmup = -1;  // -1: a tenth of the steps, at most 100
   int64_t valid_chars = 65536;
   int64_t sample_chars = 400;
   std::string prompt = "The king said";
   float temperature = 0.8f;
   int64_t top_k = 20;
-  TrainingOptions training{.steps = 2000, .eval_every = 200, .clip = 1.0, .best_metric = "-bpc"};
+  TrainingOptions training{.steps = 2000, .eval_every = 200, .clip = kRecipe.clip.clip, .best_metric = "-bpc"};
 };
 
 void add_lm_flags(CLI::App& app, LmConfig& cfg) {
@@ -134,7 +139,9 @@ int train(int argc, char** argv) {
                        cfg.layers, cfg.model_size, cfg.heads, cfg.ffn, cfg.norm.norm, cfg.tie ? "tied" : "untied",
                        model.parameter_count()));
 
-  Adam adam(model.named_parameters(), {.lr = cfg.lr, .beta1 = 0.9, .beta2 = 0.95});
+  AdamOptions adam_options = kRecipe.adam;
+  adam_options.lr = cfg.lr;
+  Adam adam(model.named_parameters(), adam_options);
   const int64_t warmup = cfg.warmup >= 0 ? cfg.warmup : std::min<int64_t>(100, cfg.training.steps / 10);
   const CosineSchedule schedule(cfg.lr, cfg.training.steps, cfg.lr / 10, warmup);
   run.note(fmt::format("{} steps of {} windows of {} characters; lr {}", cfg.training.steps, cfg.batch, cfg.context,

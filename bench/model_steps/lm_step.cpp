@@ -1,0 +1,76 @@
+#include "bench/model_steps/lm_step.h"
+
+#include <cstdio>
+#include <filesystem>
+
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/experiments/common/npy.h"
+
+namespace rg::bench {
+
+LanguageModelStep::LanguageModelStep(const NormChoice& norm, Sizes& sizes) {
+  const LanguageModelRecipe recipe;
+  batch_ = sizes.integer("batch", recipe.batch);
+  context_ = sizes.integer("context", recipe.context);
+  options_.vocab = sizes.integer("vocab", recipe.vocab);
+  options_.model_size = sizes.integer("d", recipe.model_size);
+  options_.ffn_size = sizes.integer("ffn", recipe.ffn);
+  options_.heads = sizes.integer("heads", recipe.heads);
+  options_.layers = sizes.integer("layers", recipe.layers);
+  options_.norm.kind = norm.kind;
+  options_.norm.impl = norm.impl;
+  options_.norm.p = static_cast<float>(sizes.real("p", 0.0625));
+  const std::string embeddings = sizes.text("embeddings", "untied");
+  check(embeddings == "tied" || embeddings == "untied", "lm: --set embeddings=tied or untied, not {}", embeddings);
+  options_.tie_embeddings = embeddings == "tied";
+  options_.context = context_;
+  check(batch_ > 0 && context_ > 0 && options_.vocab > 1, "lm: batch, context and vocab must be positive (vocab > 1)");
+  const AdamOptions adam = read_adam(sizes, recipe.adam);
+  const ClipOptions clip = read_clip(sizes, recipe.clip);
+  {
+    ObserverScope scope("parameters");
+    model_ = std::make_unique<Llama>(options_, gen_);
+    model_->train();
+  }
+  {
+    ObserverScope scope("inputs");
+    ids_ = Tensor::zeros(Shape{batch_, context_ + 1});
+    std::vector<int32_t> inputs, targets;
+    for (int64_t b = 0; b < batch_; ++b)
+      for (int64_t t = 0; t <= context_; ++t) {
+        const auto id = static_cast<int32_t>(gen_.randint(options_.vocab));
+        ids_.data()[b * (context_ + 1) + t] = static_cast<float>(id);
+        if (t < context_) inputs.push_back(id);
+        if (t > 0) targets.push_back(id);
+      }
+    inputs_ = Indices(Shape{batch_, context_}, std::move(inputs));
+    targets_ = Indices(std::move(targets));
+  }
+  adam_ = std::make_unique<Adam>(model_->named_parameters(), adam);
+  use_training_step(*adam_, clip);
+}
+
+Var LanguageModelStep::batch_loss() {
+  return cross_entropy(rg::reshape(model_->forward(inputs_), {batch_ * context_, options_.vocab}), targets_);
+}
+
+void LanguageModelStep::dump(const std::string& dir) {
+  // Gains and biases start at exactly 1 and 0, which would hide a gain
+  // applied to the wrong norm: the check moves every vector parameter off
+  // its init by N(0, 0.1²) (generator 5).
+  Generator perturb(5);
+  for (auto& [name, param] : model_->named_parameters())
+    if (param.rank() == 1) param.value().add_(normal(param.shape(), 0.0f, 0.1f, perturb));
+  std::filesystem::create_directories(dir);
+  write_npy((std::filesystem::path(dir) / "ids.npy").string(), ids_);
+  const std::string config = fmt::format(
+      "{{\"norm\": \"{}\", \"vocab\": {}, \"d\": {}, \"ffn\": {}, \"heads\": {}, \"layers\": {}, \"p\": {}, "
+      "\"tie\": {}, \"rotary_base\": {}, \"eps\": {}}}\n",
+      norm_name(options_.norm.kind), options_.vocab, options_.model_size, options_.ffn_size, options_.heads,
+      options_.layers, options_.norm.p, options_.tie_embeddings ? 1 : 0, options_.rotary_base, options_.norm.eps);
+  const CheckResult r = write_model_check(dir, *model_, [&] { return batch_loss(); }, config);
+  std::printf("bench_step: wrote %s (lm, norm %s, loss %.6f, gradient norm %.6f)\n", dir.c_str(),
+              norm_name(options_.norm.kind).c_str(), r.loss, r.grad_norm);
+}
+
+}  // namespace rg::bench
