@@ -1,12 +1,27 @@
 #pragma once
-// Matrix products through OpenBLAS's cblas_sgemm. Transposed operands are
-// passed as flags, never copied: op(A) is A or Aᵀ as stored row-major.
+// Matrix products. Transposed operands are passed as flags, never copied:
+// op(A) is A or Aᵀ as stored row-major.
 //
 //   C[M, N] = alpha · op(A)[M, K] · op(B)[K, N] + beta · C[M, N]
+//
+// Two libraries compute them. OpenBLAS is always there. oneDNN (Debian's
+// libdnnl-dev), when the build found it, runs every product of at least
+// kOneDnnMinWork = 32³ multiply-adds: its GEMM picks its kernels by the
+// CPU's features at run time (AVX-512 where the CPU has it), while Debian's
+// OpenBLAS is told to use its AVX2 kernels (OPENBLAS_CORETYPE=Haswell) on
+// CPUs newer than it knows. Smaller products stay on OpenBLAS, whose call
+// costs less (BENCHMARKS.md, "Which library runs the products"). Both give
+// the same products within float32 rounding (tests/test_gemm.cpp); each is
+// deterministic for a given thread count.
+//
+// The environment variable RG_GEMM=openblas or RG_GEMM=onednn chooses for the
+// whole program (read at the first product; onednn in a build without it is
+// an error); set_gemm_library() chooses from code.
 //
 // An installed observer (core/observer.h) hears of every gemm and
 // gemm_batched call, on the thread that makes it.
 #include <cstdint>
+#include <string_view>
 
 namespace rg {
 
@@ -16,9 +31,18 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
           const float* b, float beta, float* c);
 
 // `batch` independent products with contiguous matrices one after another.
-// Many small products run in parallel over the batch (BLAS single-threaded);
-// few large ones run one by one with a multi-threaded BLAS.
+// Many small products run in parallel over the batch (one thread each);
+// few large ones run one by one, each on every thread.
 void gemm_batched(int64_t batch, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
                   float alpha, const float* a, const float* b, float beta, float* c);
+
+enum class GemmLibrary { OpenBLAS, OneDNN };
+inline constexpr int64_t kOneDnnMinWork = 32 * 32 * 32;
+
+bool onednn_available();          // built with oneDNN
+GemmLibrary gemm_library();       // RG_GEMM, else oneDNN when available
+void set_gemm_library(GemmLibrary library);  // OneDNN without it built in throws rg::Error
+GemmLibrary parse_gemm_library(std::string_view name);  // "openblas" | "onednn"
+std::string_view gemm_library_name(GemmLibrary library);
 
 }  // namespace rg

@@ -35,6 +35,7 @@ for side in 0 1; do
     --heads 2 --layers 2 --batch-tokens 600 --warmup 10 --valid-limit 20 --valid-beam 2 --beam 2
   run $side transformer_pre transformer --steps 12 --eval-every 6 --synthetic-pairs 300 --model-size 32 --ffn 64 \
     --heads 2 --layers 1 --norm rmsnorm --norm-position pre --valid-limit 10 --valid-beam 1 --beam 1
+  run $side lm lm --steps 30 --eval-every 10 --model-size 32 --ffn 64 --heads 2 --context 16 --batch 8 --sample-chars 20
   run $side cifar cifar10 --width 0.125 --steps 30 --train-size 400 --valid-size 100 --batch 20
   run $side cifar_weightnorm cifar10 --width 0.125 --steps 12 --train-size 100 --valid-size 100 --batch 20 \
     --norm weightnorm

@@ -1,0 +1,124 @@
+// The two libraries behind gemm (core/gemm.h), OpenBLAS and oneDNN, give the
+// same products within float32 rounding, for every transpose, for alpha and
+// beta, for the batched form and across the size at which the choice between
+// them switches.
+//
+// The bound: each library computes C_ij as a sum of K products in float32, so
+// each is within γ_K·(|A||B|)_ij of the exact value (γ_K = K·u/(1 − K·u), u =
+// 2⁻²⁴; Higham, Accuracy and Stability, §3.5), plus the rounding of alpha·(…)
+// and of beta·C. The two then differ by at most twice that; the test takes
+// 2·(K + 2)·u·((|alpha||A||B|)_ij + |beta·C_ij|), computed in double.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <vector>
+
+#include "rmsgrad/core/error.h"
+#include "rmsgrad/core/gemm.h"
+#include "rmsgrad/core/parallel.h"
+#include "rmsgrad/core/random.h"
+
+using namespace rg;
+
+namespace {
+
+struct Product {
+  bool trans_a, trans_b;
+  int64_t batch, m, n, k;
+  float alpha, beta;
+};
+
+std::vector<float> uniform_values(int64_t count, Generator& gen) {
+  std::vector<float> v(static_cast<size_t>(count));
+  for (float& x : v) x = 2.0f * gen.uniform() - 1.0f;
+  return v;
+}
+
+// C for the chosen library, from the same A, B and C.
+std::vector<float> run(GemmLibrary library, const Product& p, const std::vector<float>& a,
+                       const std::vector<float>& b, std::vector<float> c) {
+  set_gemm_library(library);
+  if (p.batch == 1) gemm(p.trans_a, p.trans_b, p.m, p.n, p.k, p.alpha, a.data(), b.data(), p.beta, c.data());
+  else gemm_batched(p.batch, p.trans_a, p.trans_b, p.m, p.n, p.k, p.alpha, a.data(), b.data(), p.beta, c.data());
+  return c;
+}
+
+// |alpha|·(|op(A)||op(B)|)_ij + |beta·C_ij| for each element, in double.
+std::vector<double> magnitudes(const Product& p, const std::vector<float>& a, const std::vector<float>& b,
+                               const std::vector<float>& c) {
+  std::vector<double> out(c.size());
+  for (int64_t s = 0; s < p.batch; ++s)
+    for (int64_t i = 0; i < p.m; ++i)
+      for (int64_t j = 0; j < p.n; ++j) {
+        double sum = 0.0;
+        for (int64_t l = 0; l < p.k; ++l) {
+          const float x = a[s * p.m * p.k + (p.trans_a ? l * p.m + i : i * p.k + l)];
+          const float y = b[s * p.k * p.n + (p.trans_b ? j * p.k + l : l * p.n + j)];
+          sum += std::fabs(static_cast<double>(x) * y);
+        }
+        const size_t at = static_cast<size_t>(s * p.m * p.n + i * p.n + j);
+        out[at] = std::fabs(p.alpha) * sum + std::fabs(static_cast<double>(p.beta) * c[at]);
+      }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("OpenBLAS and oneDNN give the same products within float32 rounding") {
+  if (!onednn_available()) {
+    MESSAGE("skipped: this build has no oneDNN (libdnnl-dev); every product runs on OpenBLAS");
+    CHECK_THROWS_AS(set_gemm_library(GemmLibrary::OneDNN), Error);
+    return;
+  }
+  const GemmLibrary before = gemm_library();
+  const double u = std::ldexp(1.0, -24);
+  Generator gen(7);
+  std::vector<Product> products;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      products.push_back({ta, tb, 1, 64, 48, 40, 1.0f, 0.0f});      // above the switch: oneDNN
+      products.push_back({ta, tb, 1, 33, 17, 129, -0.5f, 1.0f});    // odd sizes, C accumulated
+      products.push_back({ta, tb, 1, 4, 5, 6, 2.0f, 0.5f});         // below the switch: both OpenBLAS
+    }
+  products.push_back({false, true, 1, 300, 70, 256, 1.0f, 0.0f});   // the language model's head, in small
+  products.push_back({false, false, 6, 40, 40, 24, 1.0f, 0.0f});    // batched: parallel over the batch
+  products.push_back({true, false, 3, 128, 96, 80, 1.0f, 1.0f});    // batched: one by one, threaded
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    for (const Product& p : products) {
+      CAPTURE(threads);
+      CAPTURE(p.trans_a);
+      CAPTURE(p.trans_b);
+      CAPTURE(p.batch);
+      CAPTURE(p.m);
+      CAPTURE(p.n);
+      CAPTURE(p.k);
+      const std::vector<float> a = uniform_values(p.batch * p.m * p.k, gen);
+      const std::vector<float> b = uniform_values(p.batch * p.k * p.n, gen);
+      const std::vector<float> c = uniform_values(p.batch * p.m * p.n, gen);
+      const std::vector<float> blas = run(GemmLibrary::OpenBLAS, p, a, b, c);
+      const std::vector<float> dnnl = run(GemmLibrary::OneDNN, p, a, b, c);
+      const std::vector<double> size = magnitudes(p, a, b, c);
+      double worst = 0.0;  // the largest difference as a fraction of its bound
+      for (size_t i = 0; i < c.size(); ++i) {
+        const double bound = 2.0 * static_cast<double>(p.k + 2) * u * size[i];
+        worst = std::max(worst, std::fabs(static_cast<double>(blas[i]) - dnnl[i]) / bound);
+      }
+      CHECK(worst <= 1.0);
+      // The same library twice gives the same bits.
+      CHECK(run(GemmLibrary::OneDNN, p, a, b, c) == dnnl);
+    }
+  }
+  set_num_threads(2);
+  set_gemm_library(before);
+}
+
+TEST_CASE("the gemm library is chosen by name") {
+  CHECK(parse_gemm_library("openblas") == GemmLibrary::OpenBLAS);
+  CHECK(parse_gemm_library("onednn") == GemmLibrary::OneDNN);
+  CHECK_THROWS_WITH_AS(parse_gemm_library("mkl"), doctest::Contains("unknown library 'mkl'"), Error);
+  CHECK(gemm_library_name(GemmLibrary::OneDNN) == "onednn");
+  if (std::getenv("RG_GEMM") == nullptr)  // the default: oneDNN where it is built in
+    CHECK(gemm_library() == (onednn_available() ? GemmLibrary::OneDNN : GemmLibrary::OpenBLAS));
+}
