@@ -4,7 +4,7 @@
 //
 //   elementwise.cpp  add sub mul div maximum, with NumPy broadcasting
 //   unary.cpp        exp log tanh sigmoid relu leaky_relu sqrt rsqrt square abs neg clamp
-//                    gelu silu softplus pow
+//                    gelu silu swiglu softplus pow
 //   reduce.cpp       sum mean over axes (keepdim) or everything; var std over axes;
 //                    max min over an axis or everything; argmax argmin
 //   matmul.cpp       2-D and batched products through cblas_sgemm
@@ -73,6 +73,9 @@ Var scalar_sub(float s, const Var& x);         // s - x
 enum class GeluApprox { None, Tanh };
 Var gelu(const Var& x, GeluApprox approximate = GeluApprox::None);
 Var silu(const Var& x);  // x·sigmoid(x)
+// silu(a)·b elementwise, a and b of one shape: LLaMA's gated feed-forward
+// (silu of the gate projection times the up projection), in one pass.
+Var swiglu(const Var& a, const Var& b);
 // log(1 + e^(β·x))/β, and x itself where β·x > threshold (torch's semantics:
 // the gradient there is exactly 1). β may be negative, not 0.
 Var softplus(const Var& x, float beta = 1.0f, float threshold = 20.0f);

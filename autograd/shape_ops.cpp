@@ -76,10 +76,19 @@ void permute_kernel(const Tensor& x, const std::vector<int>& order, Tensor& out,
         rest /= dims[i];
       }
       float* o = po + r * n;
-      if (accumulate)
-        for (int64_t j = 0; j < n; ++j) o[j] += px[offset + j * step];
-      else
-        for (int64_t j = 0; j < n; ++j) o[j] = px[offset + j * step];
+      const float* in = px + offset;
+      if (step == 1) {  // the last axis stays last (a head split): whole rows
+        if (accumulate) {
+#pragma omp simd
+          for (int64_t j = 0; j < n; ++j) o[j] += in[j];
+        } else {
+          std::memcpy(o, in, sizeof(float) * static_cast<size_t>(n));
+        }
+      } else if (accumulate) {
+        for (int64_t j = 0; j < n; ++j) o[j] += in[j * step];
+      } else {
+        for (int64_t j = 0; j < n; ++j) o[j] = in[j * step];
+      }
     }
   });
 }
@@ -104,7 +113,8 @@ Var permute(const Var& x, const std::vector<int>& order) {
   Tensor out = Tensor::empty(Shape(out_dims));
   permute_kernel(x.value(), norm, out, false);
   return tape().record("permute", std::move(out), {x}, [inverse](Node& n) {
-    if (Tensor* dx = n.input_grad(0)) permute_kernel(n.grad, inverse, *dx, true);
+    bool fresh = false;
+    if (Tensor* dx = n.input_grad(0, fresh)) permute_kernel(n.grad, inverse, *dx, !fresh);
   });
 }
 

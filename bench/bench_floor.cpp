@@ -94,6 +94,7 @@ std::string kind_of(std::string name) {
   if (is({"optimizer", "clip"})) return "optimizer";
   if (is({"add", "sub", "mul", "div", "neg", "abs", "exp", "log", "sqrt", "rsqrt", "square", "tanh", "sigmoid",
           "relu", "leaky_relu", "clamp", "maximum", "max", "mean", "sum", "add_scalar", "mul_scalar", "scalar_sub",
+          "gelu", "gelu_tanh", "silu", "swiglu", "softplus", "pow", "rotary",
           "dropout", "where", "masked_fill", "add_tanh", "weighted_sum", "affine", "matmul"}))
     return "elementwise";  // affine and matmul: what is not their product (a bias, a copy)
   return "other";

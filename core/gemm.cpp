@@ -59,8 +59,11 @@ void gemm_batched_unobserved(int64_t batch, bool trans_a, bool trans_b, int64_t 
                              float alpha, const float* a, const float* b, float beta, float* c) {
   const int64_t sa = m * k, sb = k * n, sc = m * n;
   const int64_t flops_per_item = 2 * m * n * k;
-  // A product of more than ~1 Mflop keeps all threads busy by itself.
-  if (batch == 1 || flops_per_item > (1 << 20) || num_threads() == 1) {
+  // Small products, or many of them, run one per thread: no thread waits for
+  // another inside a product. A few products of more than ~1 Mflop each, too
+  // few to balance the threads, run one by one, each keeping every thread busy.
+  const int threads = num_threads();
+  if (batch == 1 || threads == 1 || (flops_per_item > (1 << 20) && batch < 4 * threads)) {
     for (int64_t i = 0; i < batch; ++i)
       gemm_unobserved(trans_a, trans_b, m, n, k, alpha, a + i * sa, b + i * sb, beta, c + i * sc);
     return;

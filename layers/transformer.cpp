@@ -64,7 +64,7 @@ Var feed_forward(FeedForwardKind kind, Linear& linear1, Linear& linear2, Linear*
   switch (kind) {
     case FeedForwardKind::ReLU: hidden = relu(hidden); break;
     case FeedForwardKind::GELU: hidden = gelu(hidden); break;
-    case FeedForwardKind::SwiGLU: hidden = silu(hidden) * linear3->forward(x); break;
+    case FeedForwardKind::SwiGLU: hidden = swiglu(hidden, linear3->forward(x)); break;
   }
   return linear2.forward(dropout.forward(hidden));
 }

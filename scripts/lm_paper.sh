@@ -6,7 +6,8 @@
 # bits per character against steps and against training time.
 #
 #   scripts/lm_paper.sh OUT [lm flags ...]
-#   SEEDS="1 2 3" JOBS=2 scripts/lm_paper.sh runs/lm-norms --cbt --model-size 128 --ffn 344 --steps 1000 --threads 1
+#   SEEDS="1 2 3" JOBS=2 scripts/lm_paper.sh runs/lm-norms --cbt --model-size 128 --ffn 344 --steps 1000 \
+#     --eval-every 250 --threads 1 --keep-threads
 #
 # --cbt stands for the Children's Book Test books of ../shared/data (nine to
 # train on, the Grey Fairy Book held out); without it the runs use the
@@ -45,10 +46,10 @@ train_every_norm lm "$out" --sample-chars 0 "${args[@]}"
 time_in_pairs lm "$out" "${args[@]}"
 echo
 {
-  echo "The language model's norms (bits per character of the held-out book at the last validation; time:"
-  echo "paired steps when timed, else per 1k training steps from the runs' logs, evaluation excluded):"
+  echo "The language model's norms (validation loss in nats and bits per character of the held-out book at the"
+  echo "last validation; time: paired steps when timed, else per 1k training steps from the runs' logs, evaluation excluded):"
   echo
-  build/bin/paper_table "$out" --split valid --metric bpc --time 1k --decimals 3 "${paired[@]}"
+  build/bin/paper_table "$out" --split valid --metric loss,bpc --time 1k --decimals 3 "${paired[@]}"
 } | tee "$out/tables.md"
 for x in step time; do
   /usr/bin/python3 scripts/plot_curves.py "$out" --metric bpc --split valid --x "$x" -o "$out/valid_bpc_by_$x.png"

@@ -150,7 +150,7 @@ TEST_CASE("gradcheck: unary ops and scalar forms") {
   check_cases(cases);
 }
 
-TEST_CASE("gradcheck: gelu, silu, softplus and pow") {
+TEST_CASE("gradcheck: gelu, silu, swiglu, softplus and pow") {
   const Shape s{3, 5};
   // Inputs of scale 3 reach both tails of gelu, silu and softplus.
   auto wide = [&](uint64_t k) { return filled(s, k, [](Generator& g) { return 3.0f * g.normal(); }); };
@@ -158,6 +158,9 @@ TEST_CASE("gradcheck: gelu, silu, softplus and pow") {
       {"gelu", {wide(250)}, [](const std::vector<Var>& v) { return gelu(v[0]); }},
       {"gelu tanh", {wide(251)}, [](const std::vector<Var>& v) { return gelu(v[0], GeluApprox::Tanh); }},
       {"silu", {wide(252)}, [](const std::vector<Var>& v) { return silu(v[0]); }},
+      {"swiglu", {wide(262), randn(s, 263)}, [](const std::vector<Var>& v) { return swiglu(v[0], v[1]); }},
+      // One input as gate and value: both gradients reach it, added.
+      {"swiglu of x with itself", {wide(264)}, [](const std::vector<Var>& v) { return swiglu(v[0], v[0]); }},
       {"softplus", {wide(253)}, [](const std::vector<Var>& v) { return softplus(v[0]); }},
       {"softplus beta -2", {wide(254)}, [](const std::vector<Var>& v) { return softplus(v[0], -2.0f); }},
       // β = 2, threshold 1: the switch to x at x = 0.5 is 0.05 from every grid value.

@@ -108,6 +108,7 @@ const std::map<std::string, OpFn>& op_table() {
          return {gelu(x[0], a.at("approximate") == "tanh" ? GeluApprox::Tanh : GeluApprox::None)};
        }},
       {"silu", [](const Vars& x, const json&) -> Vars { return {silu(x[0])}; }},
+      {"swiglu", [](const Vars& x, const json&) -> Vars { return {swiglu(x[0], x[1])}; }},
       {"softplus",
        [](const Vars& x, const json& a) -> Vars {
          return {softplus(x[0], a.at("beta").get<float>(), a.at("threshold").get<float>())};

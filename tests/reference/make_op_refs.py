@@ -32,7 +32,7 @@ import torch.nn.functional as F
 OPS = [  # every differentiable op of ops.h except dropout; the C++ table must know exactly these
     "add", "sub", "mul", "div", "maximum", "add_scalar", "mul_scalar",
     "neg", "exp", "log", "tanh", "sigmoid", "relu", "leaky_relu", "sqrt", "rsqrt", "square", "abs",
-    "clamp", "scalar_sub", "gelu", "silu", "softplus", "pow",
+    "clamp", "scalar_sub", "gelu", "silu", "swiglu", "softplus", "pow",
     "sum_all", "sum", "sum_axes", "mean_all", "mean", "mean_axes", "var", "var_axes", "std", "std_axes",
     "max", "min", "max_all", "min_all",
     "matmul",
@@ -204,6 +204,8 @@ start("silu")
 case("silu", "silu", lambda v: F.silu(v[0]), [randn(3, 7, scale=2.0)])
 start("silu_tails")
 case("silu_tails", "silu", lambda v: F.silu(v[0]), [torch.tensor([-30.0, -12.0, -4.0, 0.0, 4.0, 12.0, 30.0])])
+start("swiglu")  # LLaMA's feed-forward gate: silu(a) * b
+case("swiglu", "swiglu", lambda v: F.silu(v[0]) * v[1], [randn(3, 7, scale=2.0), randn(3, 7)])
 for name, beta, threshold, x in (  # inputs stay >= 0.1 from beta*x = threshold, where torch switches to x
         ("softplus", 1.0, 20.0, torch.tensor([-40.0, -18.0, -5.0, -1.0, -0.25, 0.0, 0.5, 2.0, 19.5, 20.5, 60.0])),
         ("softplus_beta2_threshold5", 2.0, 5.0, None),
