@@ -1,4 +1,4 @@
-// Matrix products, all through cblas_sgemm (core/gemm.h).
+// Matrix products, all through gemm (core/gemm.h: oneDNN, or OpenBLAS).
 //
 //   C = op_a(A) · op_b(B), where op(X) is X or Xᵀ as stored.
 //

@@ -7,7 +7,7 @@
 //                    gelu silu swiglu softplus pow
 //   reduce.cpp       sum mean over axes (keepdim) or everything; var std over axes;
 //                    max min over an axis or everything; argmax argmin
-//   matmul.cpp       2-D and batched products through cblas_sgemm
+//   matmul.cpp       2-D and batched products through core/gemm.h (oneDNN or OpenBLAS)
 //   shape_ops.cpp    reshape transpose permute concat stack split slice squeeze unsqueeze flatten
 //   index_ops.cpp    index_select gather embedding topk multinomial
 //   softmax.cpp      softmax log_softmax cross_entropy

@@ -1,7 +1,7 @@
 #pragma once
 // Threads that give their core away when they have nothing to do.
 //
-// Our parallel loops and OpenBLAS's GEMMs both run on libgomp's thread team.
+// Our parallel loops and the GEMMs of OpenBLAS and oneDNN all run on libgomp's thread team.
 // When a thread of the team has finished its share of a parallel region, or
 // waits for the next region, libgomp lets it spin before it sleeps: 300,000
 // iterations (about a millisecond) unless GOMP_SPINCOUNT or OMP_WAIT_POLICY
