@@ -61,21 +61,11 @@ import torch.nn.functional as F
 
 import recipe
 import torch_timing
-from torch_norms import EPS, Norm
+from torch_norms import make_norm
 from twin_check import compare
 
 NORMS = ["none", "layernorm", "rmsnorm", "prmsnorm"]
 GRAD_TOL, LOSS_TOL = 1e-4, 1e-5
-
-
-def make_norm(kind, d, p):
-    if kind == "none":
-        return nn.Identity()
-    if kind == "layernorm":
-        return nn.LayerNorm(d, eps=EPS)
-    if kind == "rmsnorm":
-        return nn.RMSNorm(d, eps=EPS)
-    return Norm(kind, d, p)  # prmsnorm: a gain named "gain"
 
 
 def rotary_tables(steps, size, base):

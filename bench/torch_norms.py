@@ -1,6 +1,8 @@
 """Our norms over the last axis (layers/normalization.h) in PyTorch, for the recurrent model twins
 (attentive_reader_torch.py, order_embedding_torch.py, rnnsearch_torch.py); each twin offers the kinds
-its paper experiment has. ConvPool's norms act on conv maps and live in convpool_torch.py.
+its paper experiment has; make_norm, for the Transformer twins (transformer_torch.py, lm_torch.py),
+uses torch's own LayerNorm and RMSNorm where torch has them. ConvPool's norms act on conv maps and
+live in convpool_torch.py.
 
     none       x
     layernorm  F.layer_norm, gain and bias
@@ -46,3 +48,16 @@ class Norm(nn.Module):
         if self.kind == "l2norm":
             return x * torch.rsqrt(x.pow(2).sum(-1, keepdim=True) + EPS) * self.gain
         return x * torch.rsqrt(x[..., :self.k].pow(2).mean(-1, keepdim=True) + EPS) * self.gain
+
+
+def make_norm(kind, d, p):
+    """The Transformer twins' norm over the last axis: torch's own modules where torch has the norm
+    (nn.LayerNorm with gain and bias, nn.RMSNorm with eps inside the root), Norm for the rest
+    (prmsnorm, l2norm), nn.Identity for none."""
+    if kind == "none":
+        return nn.Identity()
+    if kind == "layernorm":
+        return nn.LayerNorm(d, eps=EPS)
+    if kind == "rmsnorm":
+        return nn.RMSNorm(d, eps=EPS)
+    return Norm(kind, d, p)  # a gain named "gain"

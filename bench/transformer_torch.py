@@ -77,22 +77,12 @@ import torch.nn.functional as F
 import recipe
 import torch_timing
 from twin_check import compare
-from torch_norms import EPS, Norm
+from torch_norms import EPS, make_norm
 from torch_tokens import random_tokens
 
 EOS = 3
 NORMS = ["none", "layernorm", "rmsnorm", "prmsnorm", "l2norm"]
 GRAD_TOL, LOSS_TOL = 1e-4, 1e-5
-
-
-def make_norm(kind, d, p):
-    if kind == "none":
-        return nn.Identity()
-    if kind == "layernorm":
-        return nn.LayerNorm(d, eps=EPS)
-    if kind == "rmsnorm":
-        return nn.RMSNorm(d, eps=EPS)
-    return Norm(kind, d, p)  # prmsnorm, l2norm: a gain named "gain"
 
 
 def xavier_attention(attn, d):

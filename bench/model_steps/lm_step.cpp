@@ -24,7 +24,6 @@ LanguageModelStep::LanguageModelStep(const NormChoice& norm, Sizes& sizes) {
   check(embeddings == "tied" || embeddings == "untied", "lm: --set embeddings=tied or untied, not {}", embeddings);
   options_.tie_embeddings = embeddings == "tied";
   options_.context = context_;
-  check(batch_ > 0 && context_ > 0 && options_.vocab > 1, "lm: batch, context and vocab must be positive (vocab > 1)");
   const AdamOptions adam = read_adam(sizes, recipe.adam);
   const ClipOptions clip = read_clip(sizes, recipe.clip);
   {
