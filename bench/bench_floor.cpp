@@ -1,5 +1,6 @@
-// How far a training step is from its floor: the matrix products it must do,
-// run alone at the speed OpenBLAS gives those same shapes.
+// How far a training step is from its floors: the matrix products it must do,
+// run alone at the speed each library gives those same shapes, and the same
+// FLOPs at the core's arithmetic peak.
 //
 //   bench_floor --model transformer --threads 1
 //   bench_floor --model rnnsearch --threads 2 --norm layernorm --set batch=40
@@ -8,9 +9,12 @@
 // product the forward and backward passes and the optimizer ask of BLAS —
 // shapes, transposes, batch, whether it accumulates. Those calls are then
 // replayed back to back, with the same threads and the same gemm_batched
-// dispatch, on buffers of random numbers; their time is the floor. The step
-// and the replay are each timed `--steps` times after `--warmup` untimed
-// rounds, medians reported.
+// dispatch, on buffers of random numbers, twice: on OpenBLAS alone (the
+// floor before oneDNN), and as the library runs them (oneDNN for every
+// product it takes, core/gemm.h: the best library's floor). The third floor
+// is no program's: the products' FLOPs at the f32 FMA peak of these threads
+// (bench/peak_flops.h, measured first). The step and the replays are each
+// timed `--steps` times after `--warmup` untimed rounds, medians reported.
 //
 // Then `--steps` more steps run under an OpProfile (bench/profiling.h),
 // which charges every stretch of the step's wall time to one op's forward or
@@ -22,10 +26,13 @@
 // update and clipping), and other (the tape's bookkeeping, zeroing
 // gradients, everything not named).
 //
-// Prints one JSON line: model, norm, threads, the sizes, step_ms, floor_ms,
-// rest_ms (step − floor: everything that is not a product), step_over_floor,
-// gemm_gflop (the FLOPs of all the step's products, in 1e9), gemm_calls,
-// floor_gflops (the products' speed when run alone), and from the profiled
+// Prints one JSON line: model, norm, threads, the sizes, gemm_library (the
+// step's), step_ms, floor_ms (the best library's), rest_ms (step − floor:
+// everything that is not a product), step_over_floor, floor_openblas_ms,
+// step_over_openblas_floor, peak_gflops (f32 FMA, these threads),
+// peak_floor_ms, step_over_peak_floor, gemm_gflop (the FLOPs of all the
+// step's products, in 1e9), gemm_calls, floor_gflops and
+// floor_openblas_gflops (the products' speed when run alone), and from the profiled
 // steps: profiled_ms (a profiled step; the profile's own cost is the
 // difference from step_ms), gemm_in_step_ms (the products' time inside the
 // step, against floor_ms alone), and breakdown_ms by kind (including
@@ -42,6 +49,7 @@
 #include <fmt/format.h>
 
 #include "bench/model_steps/bench_flags.h"
+#include "bench/peak_flops.h"
 #include "bench/profiling.h"
 #include "bench/step_timing.h"
 #include "rmsgrad/core/error.h"
@@ -121,6 +129,7 @@ int main(int argc, char** argv) {
   if (int code = bench::parse_bench_flags(app, argc, argv); code >= 0) return code;
   try {
     set_num_threads(flags.threads);
+    const bench::PeakFlops peak = bench::measure_peak_flops(flags.threads, 0.1);
     bench::Sizes sizes = flags.sizes();
     std::unique_ptr<bench::ModelStep> step =
         bench::make_model_step(flags.model, {parse_norm_kind(norm), NormImpl::Fused}, sizes);
@@ -135,6 +144,11 @@ int main(int argc, char** argv) {
     }
     ReplayBuffers buffers(calls);
     const std::vector<double> floor_times = bench::time_steps([&] { replay(calls, buffers); }, flags.warmup, steps);
+    const GemmLibrary library = gemm_library();
+    set_gemm_library(GemmLibrary::OpenBLAS);
+    const std::vector<double> openblas_times =
+        bench::time_steps([&] { replay(calls, buffers); }, flags.warmup, steps);
+    set_gemm_library(library);
 
     std::map<std::string, bench::OpTimes> profiled;
     {
@@ -165,13 +179,18 @@ int main(int argc, char** argv) {
     double flops = 0.0;
     for (const GemmCall& g : calls) flops += bench::flops(g);
     const double step_ms = bench::median_of(step_times), floor_ms = bench::median_of(floor_times);
-    std::printf("{\"model\": \"%s\", \"norm\": \"%s\", \"threads\": %d, %s\"step_ms\": %.1f, \"floor_ms\": %.1f, "
-                "\"rest_ms\": %.1f, \"step_over_floor\": %.3f, \"gemm_gflop\": %.2f, \"gemm_calls\": %zu, "
-                "\"floor_gflops\": %.1f, \"profiled_ms\": %.1f, \"gemm_in_step_ms\": %.1f, \"breakdown_ms\": %s, "
-                "\"top_ops_ms\": %s}\n",
-                flags.model.c_str(), norm.c_str(), flags.threads, sizes.json().c_str(), step_ms, floor_ms,
-                step_ms - floor_ms, step_ms / floor_ms, flops / 1e9, calls.size(), flops / 1e6 / floor_ms,
-                profiled_total, gemm_in_step, json_ms(by_kind).c_str(), json_ms(top).c_str());
+    const double openblas_ms = bench::median_of(openblas_times), peak_ms = flops / 1e6 / peak.f32_gflops;
+    std::printf("{\"model\": \"%s\", \"norm\": \"%s\", \"threads\": %d, %s\"gemm_library\": \"%s\", "
+                "\"step_ms\": %.1f, \"floor_ms\": %.1f, \"rest_ms\": %.1f, \"step_over_floor\": %.3f, "
+                "\"floor_openblas_ms\": %.1f, \"step_over_openblas_floor\": %.3f, \"peak_gflops\": %.1f, "
+                "\"peak_floor_ms\": %.1f, \"step_over_peak_floor\": %.3f, \"gemm_gflop\": %.2f, "
+                "\"gemm_calls\": %zu, \"floor_gflops\": %.1f, \"floor_openblas_gflops\": %.1f, "
+                "\"profiled_ms\": %.1f, \"gemm_in_step_ms\": %.1f, \"breakdown_ms\": %s, \"top_ops_ms\": %s}\n",
+                flags.model.c_str(), norm.c_str(), flags.threads, sizes.json().c_str(),
+                std::string(gemm_library_name(library)).c_str(), step_ms, floor_ms, step_ms - floor_ms,
+                step_ms / floor_ms, openblas_ms, step_ms / openblas_ms, peak.f32_gflops, peak_ms, step_ms / peak_ms,
+                flops / 1e9, calls.size(), flops / 1e6 / floor_ms, flops / 1e6 / openblas_ms, profiled_total,
+                gemm_in_step, json_ms(by_kind).c_str(), json_ms(top).c_str());
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_floor: %s\n", e.what());

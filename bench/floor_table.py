@@ -1,5 +1,7 @@
 """The floor table of bench/bench_floor.sh, from bench_floor's JSON lines: per model and thread
-count the step, its products alone (the floor), step ÷ floor and the GEMM FLOPs; then the 2-thread
+count the step, its three floors (its products alone on OpenBLAS, its products alone on the best
+library — the floor — and their FLOPs at the f32 FMA peak), the step over the last two and the GEMM
+FLOPs; then the 2-thread
 speedup of the step against that of its floor; then where the time beyond the products goes, by
 kind, in ms per step (from the profiled steps, whose products' own time is `gemm in step`).
 
@@ -25,7 +27,7 @@ def main():
             runs[(j["model"], j["threads"])].append(j)
 
     def median(model, threads, key):
-        values = [r[key] for r in runs.get((model, threads), [])]
+        values = [r[key] for r in runs.get((model, threads), []) if key in r]
         return statistics.median(values) if values else None
 
     def median_kind(model, threads, kind):
@@ -33,13 +35,17 @@ def main():
         return statistics.median(values) if values else None
 
     models = list(dict.fromkeys(m for m, _ in runs))
-    print("| model | threads | step ms | floor ms | step ÷ floor | GEMM GFLOP | GEMM GFLOP/s alone |")
-    print("|---|---|---|---|---|---|---|")
+    print("| model | threads | step ms | OpenBLAS floor ms | best-library floor ms | FLOP-peak floor ms | "
+          "step ÷ best-library floor | step ÷ FLOP-peak floor | GEMM GFLOP | GFLOP/s alone (best) | peak GFLOP/s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for m in models:
         for t in sorted({t for mm, t in runs if mm == m}):
             step, floor = median(m, t, "step_ms"), median(m, t, "floor_ms")
-            print(f"| {m} | {t} | {step:.0f} | {floor:.0f} | {step / floor:.2f} | "
-                  f"{median(m, t, 'gemm_gflop'):.1f} | {median(m, t, 'floor_gflops'):.0f} |")
+            openblas = median(m, t, "floor_openblas_ms") or float("nan")
+            peak = median(m, t, "peak_floor_ms") or float("nan")
+            print(f"| {m} | {t} | {step:.0f} | {openblas:.0f} | {floor:.0f} | {peak:.0f} | {step / floor:.2f} | "
+                  f"{step / peak:.2f} | {median(m, t, 'gemm_gflop'):.1f} | {median(m, t, 'floor_gflops'):.0f} | "
+                  f"{median(m, t, 'peak_gflops') or float('nan'):.0f} |")
     print()
     if any((m, 1) in runs and (m, 2) in runs for m in models):
         print("| model | step: 1 → 2 threads | floor: 1 → 2 threads | step's speedup ÷ floor's |")
