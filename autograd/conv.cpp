@@ -43,6 +43,7 @@
 #include "rmsgrad/autograd/tape.h"
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/core/gemm.h"
+#include "rmsgrad/core/onednn_conv.h"
 #include "rmsgrad/core/parallel.h"
 
 namespace rg {
@@ -271,21 +272,51 @@ void check_conv_inputs(const char* op, const Var& x, const Var& weight, const Va
           weight.dim(0), weight.shape());
 }
 
+// Convolutions run on oneDNN's own primitives (core/onednn_conv.h) when the
+// product library is oneDNN and the input has at least one block of 16
+// channels; else on the im2col kernels above (whose GEMMs then still run on
+// oneDNN). Measured on ConvPool-CNN-C's layers (BENCHMARKS.md, "Which library
+// runs the convolutions"): the primitives take 0.7–0.8 of im2col's time from
+// 96 channels up, but 2.5× on the first layer's 3 channels.
+constexpr int64_t kOneDnnMinChannels = 16;
+bool on_onednn(const ConvGeometry& g) {
+  return g.c >= kOneDnnMinChannels && onednn_available() && gemm_library() == GemmLibrary::OneDNN;
+}
+
+ConvDims dims_of(const ConvGeometry& g) {
+  return {g.n, g.c, g.h, g.w, g.o, g.kh, g.kw, g.stride, g.pad_h, g.pad_w, g.ho, g.wo};
+}
+
 // Runs the forward kernel and records the node, whose output takes `out_shape`
 // (conv1d's [N, O, Lo] is the [N, O, 1, Lo] the kernels write: the same floats).
 Var record_conv(const char* op, const Var& x, const Var& weight, const Var& bias, const ConvGeometry& g,
                 Shape out_shape) {
   Tensor y = Tensor::empty(std::move(out_shape));
-  conv2d_forward(x.value().data(), weight.value().data(), bias.defined() ? bias.value().data() : nullptr, y.data(),
-                 g);
+  const float* b = bias.defined() ? bias.value().data() : nullptr;
+  const bool onednn = on_onednn(g);
+  if (onednn)
+    onednn_conv_forward(dims_of(g), x.value().data(), weight.value().data(), b, y.data());
+  else
+    conv2d_forward(x.value().data(), weight.value().data(), b, y.data(), g);
   std::vector<Var> inputs{x, weight};
   if (bias.defined()) inputs.push_back(bias);
-  return tape().record(op, std::move(y), inputs, [g](Node& node) {
+  return tape().record(op, std::move(y), inputs, [g, onednn](Node& node) {
+    const float* x = node.inputs[0]->value.data();
+    const float* w = node.inputs[1]->value.data();
+    if (onednn) {
+      ConvGradients grads;
+      if (Tensor* dx = node.input_grad(0, grads.assign_dx)) grads.dx = dx->data();
+      if (Tensor* dw = node.input_grad(1, grads.assign_dw)) grads.dw = dw->data();
+      if (node.inputs.size() > 2)
+        if (Tensor* db = node.input_grad(2, grads.assign_db)) grads.db = db->data();
+      onednn_conv_backward(dims_of(g), x, w, node.grad.data(), grads);
+      return;
+    }
     Tensor* dx = node.input_grad(0);
     Tensor* dw = node.input_grad(1);
     Tensor* db = node.inputs.size() > 2 ? node.input_grad(2) : nullptr;
-    conv2d_backward(node.inputs[0]->value.data(), node.inputs[1]->value.data(), node.grad.data(),
-                    dx ? dx->data() : nullptr, dw ? dw->data() : nullptr, db ? db->data() : nullptr, g);
+    conv2d_backward(x, w, node.grad.data(), dx ? dx->data() : nullptr, dw ? dw->data() : nullptr,
+                    db ? db->data() : nullptr, g);
   });
 }
 

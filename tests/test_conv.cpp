@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "rmsgrad/core/gemm.h"
 #include "rmsgrad/rmsgrad.h"
 #include "test_util.h"
 
@@ -165,6 +166,92 @@ TEST_CASE("conv2d: a batch gives what each sample gives alone (grouped, single a
     const char* what[] = {"y", "dx", "dw", "db"};
     for (int i = 0; i < 4; ++i) CHECK(test::all_close(batched[i], alone[i], 1e-5f, 1e-5f, what[i]));
   }
+}
+
+TEST_CASE("oneDNN's convolutions and the im2col path agree within float32 rounding, assigned and accumulated") {
+  if (!onednn_available()) {
+    MESSAGE("skipped: this build has no oneDNN (libdnnl-dev); every convolution runs on im2col + OpenBLAS");
+    return;
+  }
+  // Each output or gradient element is a float32 sum of T terms, computed in
+  // some order by each path: each is within γ_T·m of the exact sum (Higham
+  // §3.5), where m is the same sum of absolute values, so the two differ by
+  // at most 2·T·u·m (u = 2⁻²⁴); accumulating into a gradient already there
+  // adds one rounding of it. m is the same computation on |x|, |w|, |b| and
+  // |r| (every term's magnitude, summed), done on the im2col path.
+  // T: C·kh·kw + 1 terms in y, O·kh·kw in dx, N·Ho·Wo in dw and db.
+  const GemmLibrary before = gemm_library();
+  const double u = std::ldexp(1.0, -24);
+  Generator gen(33);
+  struct Case {
+    int64_t n, c, h, w, o, k, stride, pad;
+    bool conv1, bias, accumulate;
+  };
+  // Inputs of 16 channels or more run on oneDNN's primitives, fewer on
+  // im2col with oneDNN's GEMM (autograd/conv.cpp); both are compared here.
+  for (const Case& k : {Case{4, 3, 9, 9, 5, 3, 1, 1, false, true, false},     // the first layer's shape: im2col
+                        Case{3, 16, 8, 8, 32, 3, 2, 1, false, true, true},    // strided, blocked channels
+                        Case{2, 24, 6, 6, 20, 1, 1, 0, false, false, true},   // pointwise, no bias
+                        Case{3, 20, 1, 17, 8, 4, 1, 2, true, true, false},    // conv1d
+                        Case{2, 17, 7, 5, 3, 3, 3, 0, false, true, true},     // stride 3, rectangular, 17 channels
+                        Case{2, 5, 7, 5, 3, 3, 3, 0, false, true, true}}) {   // the same on 5 channels: im2col
+    for (int threads : {1, 2}) {
+      CAPTURE(k.c);
+      CAPTURE(k.stride);
+      CAPTURE(k.conv1);
+      CAPTURE(k.accumulate);
+      CAPTURE(threads);
+      set_num_threads(threads);
+      const Shape xs = k.conv1 ? Shape{k.n, k.c, k.w} : Shape{k.n, k.c, k.h, k.w};
+      const Shape ws = k.conv1 ? Shape{k.o, k.c, k.k} : Shape{k.o, k.c, k.k, k.k};
+      const Tensor x0 = normal(xs, 0.0f, 1.0f, gen), w0 = normal(ws, 0.0f, 0.5f, gen);
+      const Tensor b0 = normal(Shape{k.o}, 0.0f, 0.5f, gen);
+      const int64_t ho = k.conv1 ? 1 : (k.h + 2 * k.pad - k.k) / k.stride + 1;
+      const int64_t wo = (k.w + 2 * k.pad - k.k) / k.stride + 1;
+      const Tensor r0 = normal(k.conv1 ? Shape{k.n, k.o, wo} : Shape{k.n, k.o, ho, wo}, 0.0f, 1.0f, gen);
+      const Tensor s0 = normal(xs, 0.0f, 1.0f, gen), t0 = normal(ws, 0.0f, 1.0f, gen);
+      // y, dx, dw, db on one library. With `accumulate`, x and w also feed
+      // ops recorded after the convolution, whose backward runs first, so the
+      // convolution's gradients are added to ones already there.
+      auto run = [&](GemmLibrary library, bool absolute) {
+        set_gemm_library(library);
+        auto value = [&](const Tensor& t) { return absolute ? abs(constant(t)).value().clone() : t.clone(); };
+        Var x = parameter(value(x0)), w = parameter(value(w0)), b = parameter(value(b0));
+        Var y = k.conv1 ? conv1d(x, w, k.bias ? b : Var(), k.stride, k.pad)
+                        : conv2d(x, w, k.bias ? b : Var(), k.stride, k.pad);
+        Var loss = sum(y * constant(value(r0)));
+        if (k.accumulate) loss = loss + sum(x * constant(value(s0))) + sum(w * constant(value(t0)));
+        loss.backward();
+        std::vector<Tensor> out{y.value().clone(), x.grad().clone(), w.grad().clone()};
+        if (k.bias) out.push_back(b.grad().clone());
+        tape().clear();
+        return out;
+      };
+      const std::vector<Tensor> blas = run(GemmLibrary::OpenBLAS, false);
+      const std::vector<Tensor> dnnl = run(GemmLibrary::OneDNN, false);
+      const std::vector<Tensor> size = run(GemmLibrary::OpenBLAS, true);
+      const double terms[] = {static_cast<double>(k.c * k.k * (k.conv1 ? 1 : k.k) + 1),
+                              static_cast<double>(k.o * k.k * (k.conv1 ? 1 : k.k)),
+                              static_cast<double>(k.n * ho * wo), static_cast<double>(k.n * ho * wo)};
+      const char* what[] = {"y", "dx", "dw", "db"};
+      for (size_t i = 0; i < blas.size(); ++i) {
+        CAPTURE(what[i]);
+        REQUIRE(blas[i].shape() == dnnl[i].shape());
+        double worst = 0.0;  // the largest difference as a fraction of its bound
+        for (int64_t j = 0; j < blas[i].numel(); ++j) {
+          const double bound = 2.0 * (terms[i] + 2) * u * size[i].data()[j];
+          worst = std::max(worst, std::fabs(static_cast<double>(blas[i].data()[j]) - dnnl[i].data()[j]) / bound);
+        }
+        CHECK(worst <= 1.0);
+      }
+      // The same library twice gives the same bits.
+      const std::vector<Tensor> again = run(GemmLibrary::OneDNN, false);
+      for (size_t i = 0; i < again.size(); ++i)
+        CHECK(std::equal(again[i].data(), again[i].data() + again[i].numel(), dnnl[i].data()));
+    }
+  }
+  set_num_threads(2);
+  set_gemm_library(before);
 }
 
 TEST_CASE("pooling passes gradient checks") {

@@ -1,0 +1,180 @@
+#include "rmsgrad/core/onednn_conv.h"
+
+#include "rmsgrad/core/error.h"
+
+#ifdef RG_HAVE_ONEDNN
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+
+#include "rmsgrad/core/tensor.h"
+
+namespace rg {
+
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+using Kind = dnnl::prop_kind;
+
+dnnl::engine& cpu() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+// The three primitives of one geometry, their descriptors, and our layouts.
+struct ConvPrimitives {
+  memory::desc x, weight, bias, y;  // NCHW, OIHW, O, NCHW
+  dnnl::convolution_forward::primitive_desc forward_pd;
+  dnnl::convolution_forward forward_with_bias, forward_without_bias;
+  dnnl::convolution_backward_data::primitive_desc data_pd;
+  dnnl::convolution_backward_data backward_data;
+  dnnl::convolution_backward_weights::primitive_desc weights_pd;
+  dnnl::convolution_backward_weights backward_weights;
+
+  explicit ConvPrimitives(const ConvDims& d)
+      : x({d.n, d.c, d.h, d.w}, memory::data_type::f32, Tag::nchw),
+        weight({d.o, d.c, d.kh, d.kw}, memory::data_type::f32, Tag::oihw),
+        bias({d.o}, memory::data_type::f32, Tag::x),
+        y({d.n, d.o, d.ho, d.wo}, memory::data_type::f32, Tag::nchw) {
+    // `any`: the primitive chooses the layouts it runs fastest on.
+    const memory::desc x_any({d.n, d.c, d.h, d.w}, memory::data_type::f32, Tag::any);
+    const memory::desc w_any({d.o, d.c, d.kh, d.kw}, memory::data_type::f32, Tag::any);
+    const memory::desc y_any({d.n, d.o, d.ho, d.wo}, memory::data_type::f32, Tag::any);
+    const memory::dims strides{d.stride, d.stride}, padding{d.pad_h, d.pad_w};
+    const auto direct = dnnl::algorithm::convolution_direct;
+    dnnl::engine& engine = cpu();
+    forward_pd = {{Kind::forward_training, direct, x_any, w_any, bias, y_any, strides, padding, padding}, engine};
+    forward_with_bias = dnnl::convolution_forward(forward_pd);
+    // The same layouts without a bias, for a layer that has none.
+    const dnnl::convolution_forward::primitive_desc no_bias_pd{
+        {Kind::forward_training, direct, forward_pd.src_desc(), forward_pd.weights_desc(), forward_pd.dst_desc(),
+         strides, padding, padding},
+        engine};
+    forward_without_bias = dnnl::convolution_forward(no_bias_pd);
+    data_pd = {{direct, x_any, w_any, y_any, strides, padding, padding}, engine, forward_pd};
+    backward_data = dnnl::convolution_backward_data(data_pd);
+    weights_pd = {{direct, x_any, w_any, bias, y_any, strides, padding, padding}, engine, forward_pd};
+    backward_weights = dnnl::convolution_backward_weights(weights_pd);
+  }
+};
+
+ConvPrimitives& primitives_for(const ConvDims& d) {
+  static std::mutex mutex;
+  static std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>,
+                  std::unique_ptr<ConvPrimitives>>
+      cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& entry = cache[{d.n, d.c, d.h, d.w, d.o, d.kh, d.kw, d.stride, d.pad_h, d.pad_w}];
+  if (!entry) entry = std::make_unique<ConvPrimitives>(d);
+  return *entry;
+}
+
+// Memory for a primitive's operand in layout `want`. Where our layout is
+// already `want`, our buffer itself; else a buffer from the tensor allocator
+// (kept alive by `scratch`), filled from ours when `fill` is set.
+memory in_layout(const memory::desc& ours, const float* data, const memory::desc& want, Tensor& scratch,
+                 dnnl::stream& stream, bool fill = true) {
+  memory user(ours, cpu(), const_cast<float*>(data));
+  if (want == ours) return user;
+  scratch = Tensor::empty(Shape{static_cast<int64_t>((want.get_size() + sizeof(float) - 1) / sizeof(float))});
+  memory converted(want, cpu(), scratch.data());
+  if (fill) dnnl::reorder(user, converted).execute(stream, user, converted);
+  return converted;
+}
+
+// ours ← result (assign) or ours += result, converting the layout as it goes.
+void out_of_layout(memory result, const memory::desc& ours, float* data, bool assign, dnnl::stream& stream) {
+  memory user(ours, cpu(), data);
+  if (assign && result.get_data_handle() == data) return;  // written in place
+  dnnl::primitive_attr attr;
+  if (!assign) {
+    dnnl::post_ops add;
+    add.append_sum(1.0f);
+    attr.set_post_ops(add);
+  }
+  dnnl::reorder(dnnl::reorder::primitive_desc(result, user, attr)).execute(stream, result, user);
+}
+
+}  // namespace
+
+void onednn_conv_forward(const ConvDims& d, const float* x, const float* weight, const float* bias, float* y) {
+  ConvPrimitives& p = primitives_for(d);
+  dnnl::stream stream(cpu());
+  Tensor x_scratch, w_scratch, y_scratch;
+  memory x_mem = in_layout(p.x, x, p.forward_pd.src_desc(), x_scratch, stream);
+  memory w_mem = in_layout(p.weight, weight, p.forward_pd.weights_desc(), w_scratch, stream);
+  memory y_mem = in_layout(p.y, y, p.forward_pd.dst_desc(), y_scratch, stream, false);
+  if (bias) {
+    memory b_mem(p.bias, cpu(), const_cast<float*>(bias));
+    p.forward_with_bias.execute(
+        stream, {{DNNL_ARG_SRC, x_mem}, {DNNL_ARG_WEIGHTS, w_mem}, {DNNL_ARG_BIAS, b_mem}, {DNNL_ARG_DST, y_mem}});
+  } else {
+    p.forward_without_bias.execute(stream, {{DNNL_ARG_SRC, x_mem}, {DNNL_ARG_WEIGHTS, w_mem}, {DNNL_ARG_DST, y_mem}});
+  }
+  out_of_layout(y_mem, p.y, y, true, stream);
+  stream.wait();
+}
+
+void onednn_conv_backward(const ConvDims& d, const float* x, const float* weight, const float* dy,
+                          const ConvGradients& grads) {
+  ConvPrimitives& p = primitives_for(d);
+  dnnl::stream stream(cpu());
+  Tensor dy_scratch, w_scratch, dx_scratch, x_scratch, dw_scratch, db_scratch;
+  if (grads.dx) {
+    memory dy_mem = in_layout(p.y, dy, p.data_pd.diff_dst_desc(), dy_scratch, stream);
+    memory w_mem = in_layout(p.weight, weight, p.data_pd.weights_desc(), w_scratch, stream);
+    // Written in place only when it may overwrite dx in our layout.
+    const bool in_place = grads.assign_dx && p.data_pd.diff_src_desc() == p.x;
+    memory dx_mem = in_place ? memory(p.x, cpu(), grads.dx)
+                             : in_layout(p.x, grads.dx, p.data_pd.diff_src_desc(), dx_scratch, stream, false);
+    if (!in_place && dx_mem.get_data_handle() == grads.dx) {  // same layout, but dx must be added to
+      dx_scratch = Tensor::empty(Shape{d.n * d.c * d.h * d.w});
+      dx_mem = memory(p.x, cpu(), dx_scratch.data());
+    }
+    p.backward_data.execute(stream,
+                            {{DNNL_ARG_DIFF_DST, dy_mem}, {DNNL_ARG_WEIGHTS, w_mem}, {DNNL_ARG_DIFF_SRC, dx_mem}});
+    out_of_layout(dx_mem, p.x, grads.dx, grads.assign_dx, stream);
+  }
+  if (grads.dw || grads.db) {
+    Tensor dy2_scratch;
+    memory dy_mem = in_layout(p.y, dy, p.weights_pd.diff_dst_desc(), dy2_scratch, stream);
+    memory x_mem = in_layout(p.x, x, p.weights_pd.src_desc(), x_scratch, stream);
+    // oneDNN computes both; one not wanted goes to scratch and is dropped.
+    dw_scratch = Tensor::empty(Shape{static_cast<int64_t>(p.weights_pd.diff_weights_desc().get_size() / sizeof(float))});
+    memory dw_mem(p.weights_pd.diff_weights_desc(), cpu(), dw_scratch.data());
+    db_scratch = Tensor::empty(Shape{d.o});
+    memory db_mem(p.bias, cpu(), db_scratch.data());
+    p.backward_weights.execute(stream, {{DNNL_ARG_DIFF_DST, dy_mem},
+                                        {DNNL_ARG_SRC, x_mem},
+                                        {DNNL_ARG_DIFF_WEIGHTS, dw_mem},
+                                        {DNNL_ARG_DIFF_BIAS, db_mem}});
+    if (grads.dw) out_of_layout(dw_mem, p.weight, grads.dw, grads.assign_dw, stream);
+    stream.wait();
+    if (grads.db)
+      for (int64_t o = 0; o < d.o; ++o) grads.db[o] = grads.assign_db ? db_scratch.data()[o] : grads.db[o] + db_scratch.data()[o];
+  }
+  stream.wait();
+}
+
+}  // namespace rg
+
+#else  // built without oneDNN: autograd/conv.cpp never calls these
+
+namespace rg {
+
+void onednn_conv_forward(const ConvDims&, const float*, const float*, const float*, float*) {
+  throw Error("convolution on oneDNN: this build has no oneDNN");
+}
+
+void onednn_conv_backward(const ConvDims&, const float*, const float*, const float*, const ConvGradients&) {
+  throw Error("convolution on oneDNN: this build has no oneDNN");
+}
+
+}  // namespace rg
+
+#endif
