@@ -13,7 +13,9 @@
 // floor before oneDNN), and as the library runs them (oneDNN for every
 // product it takes, core/gemm.h: the best library's floor). The third floor
 // is no program's: the products' FLOPs at the f32 FMA peak of these threads
-// (bench/peak_flops.h, measured first). The step and the replays are each
+// (bench/peak_flops.h, measured first), or under --precision bf16 at the
+// peak of the fastest bf16 instruction (AMX tiles, else vdpbf16ps). The
+// OpenBLAS floor is f32 in either case. The step and the replays are each
 // timed `--steps` times after `--warmup` untimed rounds, medians reported.
 //
 // Then `--steps` more steps run under an OpProfile (bench/profiling.h),
@@ -26,10 +28,10 @@
 // update and clipping), and other (the tape's bookkeeping, zeroing
 // gradients, everything not named).
 //
-// Prints one JSON line: model, norm, threads, the sizes, gemm_library (the
+// Prints one JSON line: model, norm, threads, precision, the sizes, gemm_library (the
 // step's), step_ms, floor_ms (the best library's), rest_ms (step − floor:
 // everything that is not a product), step_over_floor, floor_openblas_ms,
-// step_over_openblas_floor, peak_gflops (f32 FMA, these threads),
+// step_over_openblas_floor, peak_gflops (these threads, the precision's),
 // peak_floor_ms, step_over_peak_floor, gemm_gflop (the FLOPs of all the
 // step's products, in 1e9), gemm_calls, floor_gflops and
 // floor_openblas_gflops (the products' speed when run alone), and from the profiled
@@ -129,6 +131,8 @@ int main(int argc, char** argv) {
   if (int code = bench::parse_bench_flags(app, argc, argv); code >= 0) return code;
   try {
     set_num_threads(flags.threads);
+    const Precision precision = parse_precision(flags.precision);
+    set_product_precision(precision);
     const bench::PeakFlops peak = bench::measure_peak_flops(flags.threads, 0.1);
     bench::Sizes sizes = flags.sizes();
     std::unique_ptr<bench::ModelStep> step =
@@ -145,10 +149,12 @@ int main(int argc, char** argv) {
     ReplayBuffers buffers(calls);
     const std::vector<double> floor_times = bench::time_steps([&] { replay(calls, buffers); }, flags.warmup, steps);
     const GemmLibrary library = gemm_library();
+    set_product_precision(Precision::F32);  // OpenBLAS has f32 products only
     set_gemm_library(GemmLibrary::OpenBLAS);
     const std::vector<double> openblas_times =
         bench::time_steps([&] { replay(calls, buffers); }, flags.warmup, steps);
     set_gemm_library(library);
+    set_product_precision(precision);
 
     std::map<std::string, bench::OpTimes> profiled;
     {
@@ -179,16 +185,20 @@ int main(int argc, char** argv) {
     double flops = 0.0;
     for (const GemmCall& g : calls) flops += bench::flops(g);
     const double step_ms = bench::median_of(step_times), floor_ms = bench::median_of(floor_times);
-    const double openblas_ms = bench::median_of(openblas_times), peak_ms = flops / 1e6 / peak.f32_gflops;
-    std::printf("{\"model\": \"%s\", \"norm\": \"%s\", \"threads\": %d, %s\"gemm_library\": \"%s\", "
+    // bf16's peak is that of the fastest bf16 instruction the CPU has (AMX, else vdpbf16ps).
+    const double peak_gflops = precision == Precision::BF16 && std::max(peak.amx_bf16_gflops, peak.bf16_gflops) > 0
+                                   ? std::max(peak.amx_bf16_gflops, peak.bf16_gflops)
+                                   : peak.f32_gflops;
+    const double openblas_ms = bench::median_of(openblas_times), peak_ms = flops / 1e6 / peak_gflops;
+    std::printf("{\"model\": \"%s\", \"norm\": \"%s\", \"threads\": %d, \"precision\": \"%s\", %s\"gemm_library\": \"%s\", "
                 "\"step_ms\": %.1f, \"floor_ms\": %.1f, \"rest_ms\": %.1f, \"step_over_floor\": %.3f, "
                 "\"floor_openblas_ms\": %.1f, \"step_over_openblas_floor\": %.3f, \"peak_gflops\": %.1f, "
                 "\"peak_floor_ms\": %.1f, \"step_over_peak_floor\": %.3f, \"gemm_gflop\": %.2f, "
                 "\"gemm_calls\": %zu, \"floor_gflops\": %.1f, \"floor_openblas_gflops\": %.1f, "
                 "\"profiled_ms\": %.1f, \"gemm_in_step_ms\": %.1f, \"breakdown_ms\": %s, \"top_ops_ms\": %s}\n",
-                flags.model.c_str(), norm.c_str(), flags.threads, sizes.json().c_str(),
+                flags.model.c_str(), norm.c_str(), flags.threads, flags.precision.c_str(), sizes.json().c_str(),
                 std::string(gemm_library_name(library)).c_str(), step_ms, floor_ms, step_ms - floor_ms,
-                step_ms / floor_ms, openblas_ms, step_ms / openblas_ms, peak.f32_gflops, peak_ms, step_ms / peak_ms,
+                step_ms / floor_ms, openblas_ms, step_ms / openblas_ms, peak_gflops, peak_ms, step_ms / peak_ms,
                 flops / 1e9, calls.size(), flops / 1e6 / floor_ms, flops / 1e6 / openblas_ms, profiled_total,
                 gemm_in_step, json_ms(by_kind).c_str(), json_ms(top).c_str());
     return 0;

@@ -6,7 +6,11 @@
 # step, and ours ÷ the fastest peer.
 #
 #   bench/bench_peers.sh    # MODELS="convpool order_embedding reader rnnsearch transformer lm"
-#                           # THREADS="1 2" ROUNDS=2 NORM=layernorm STEPS=5 WARMUP=2
+#                           # THREADS="1 2" PRECISIONS=f32 ROUNDS=2 NORM=layernorm STEPS=5 WARMUP=2
+#
+# PRECISIONS="f32 bf16" also times every program with its products in bf16: ours with --precision
+# bf16, the PyTorch twins under CPU autocast to bf16 (bench/torch_timing.py); the JAX twins have no
+# autocast and run in f32 only.
 #
 # ROUNDS interleaved rounds: each round runs every model at every thread count, ours and its peers one
 # after the other, so that a drift of the machine's speed hits them alike. Every program runs at its
@@ -55,13 +59,16 @@ jax=$(jax_python) || true
 for _ in $(seq "${ROUNDS:-2}"); do
   for model in $models; do
     for t in ${THREADS:-1 2}; do
-      peer "$model" ours bench_step --model "$model" --norm "$norm" --threads "$t" "${steps[@]}"
-      peer "$model" twin "$t" "${torch_twin[$model]}" --norm "$norm" "${steps[@]}"
-      peer "$model" twin "$t" "${torch_twin[$model]}" --compile --norm "$norm" "${steps[@]}"
-      if [ -n "${jax_twin[$model]:-}" ] && [ -n "$jax" ]; then
-        # The JAX twin sets XLA's thread count itself from --threads (see rnnsearch_jax.py).
-        peer "$model" "$jax" "bench/${jax_twin[$model]}" --norm "$norm" --threads "$t" "${steps[@]}"
-      fi
+      for precision in ${PRECISIONS:-f32}; do
+        p=(--precision "$precision")
+        peer "$model" ours bench_step --model "$model" --norm "$norm" --threads "$t" "${p[@]}" "${steps[@]}"
+        peer "$model" twin "$t" "${torch_twin[$model]}" --norm "$norm" "${p[@]}" "${steps[@]}"
+        peer "$model" twin "$t" "${torch_twin[$model]}" --compile --norm "$norm" "${p[@]}" "${steps[@]}"
+        if [ -n "${jax_twin[$model]:-}" ] && [ -n "$jax" ] && [ "$precision" = f32 ]; then
+          # The JAX twin sets XLA's thread count itself from --threads (see rnnsearch_jax.py).
+          peer "$model" "$jax" "bench/${jax_twin[$model]}" --norm "$norm" --threads "$t" "${steps[@]}"
+        fi
+      done
     done
   done
 done

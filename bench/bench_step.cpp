@@ -7,9 +7,10 @@
 //   bench_step --model rnnsearch --norm layernorm --dump DIR   # the twin's check, then
 //   bench/rnnsearch_torch.py --check DIR
 //   bench_step --model transformer --recipe    # the settings, as the twins read them
+//   bench_step --model convpool --precision bf16   # products and convolutions in bf16
 //
 // Prints one JSON line: {"impl": "rmsgrad", "model", "norm", "norm_impl",
-// "threads", <the model's sizes>, "parameters", "ms_per_step", "ms_min"}: the
+// "threads", "precision", <the model's sizes>, "parameters", "ms_per_step", "ms_min"}: the
 // median and the fastest of the timed steps after the warm-up.
 //
 // Under mpirun the step is data-parallel, as the drivers' loop makes it: each
@@ -32,6 +33,7 @@
 #include "bench/model_steps/bench_flags.h"
 #include "bench/step_timing.h"
 #include "rmsgrad/core/error.h"
+#include "rmsgrad/core/gemm.h"
 #include "rmsgrad/core/parallel.h"
 #include "rmsgrad/dist/process_group.h"
 
@@ -60,6 +62,7 @@ int main(int argc, char** argv) {
   if (int code = bench::parse_bench_flags(app, argc, argv); code >= 0) return code;
   try {
     set_num_threads(flags.threads);
+    set_product_precision(parse_precision(flags.precision));
     bench::Sizes sizes = flags.sizes();
     // The twins' checks draw no random masks (the language model has no dropout).
     if (!dump.empty() && flags.model != "lm") sizes.set("dropout=0");
@@ -117,8 +120,8 @@ int main(int argc, char** argv) {
     }
     if (!group.writer()) return 0;
     std::printf("{\"impl\": \"rmsgrad\", \"model\": \"%s\", \"norm\": \"%s\", \"norm_impl\": \"%s\", "
-                "\"threads\": %d, %s%s\"parameters\": %lld, \"ms_per_step\": %.3f, \"ms_min\": %.3f}\n",
-                flags.model.c_str(), norm.c_str(), impl.c_str(), flags.threads, communication.c_str(),
+                "\"threads\": %d, \"precision\": \"%s\", %s%s\"parameters\": %lld, \"ms_per_step\": %.3f, \"ms_min\": %.3f}\n",
+                flags.model.c_str(), norm.c_str(), impl.c_str(), flags.threads, flags.precision.c_str(), communication.c_str(),
                 sizes.json().c_str(),
                 static_cast<long long>(step->model().parameter_count()), bench::median_of(times), times.front());
     return 0;

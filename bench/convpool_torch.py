@@ -135,7 +135,8 @@ def time_steps(args):
     times, _ = torch_timing.timed_calls(step, args.steps, args.warmup)
     torch_timing.print_json({"impl": "torch.compile" if args.compile else "torch", "norm": args.norm,
                              "width": args.width, "batch": args.batch,
-                             "threads": args.threads, "step_ms": round(statistics.median(times), 2),
+                             "threads": args.threads, "precision": args.precision,
+                             "step_ms": round(statistics.median(times), 2),
                              "steps": args.steps, "peak_rss_mb": torch_timing.peak_rss_mb()})
 
 

@@ -3,7 +3,8 @@ peer — the PyTorch twin eager ("torch"), under torch.compile ("torch.compile")
 ("jax") — from the JSON lines the wrapper collects, each tagged with its "bench_model".
 
 Each line gives the median of one program's timed steps ("ms_per_step", or "step_ms" for the ConvPool
-twins); the table shows the median over the rounds per model and thread count, a dash where a peer did
+twins); the table shows the median over the rounds per model, precision (f32, or bf16: ours with
+--precision bf16, the PyTorch twins under autocast) and thread count, a dash where a peer did
 not run, and ours ÷ the fastest peer (below 1: ours is faster than every peer).
 
 Below it, a note for every peer whose line reports a size or parameter count other than ours: a peer
@@ -18,7 +19,7 @@ from collections import defaultdict
 
 PEERS = [("torch", "torch eager"), ("torch.compile", "torch.compile"), ("jax", "jax.jit")]
 # Fields that are not sizes: who ran, how, and what was measured.
-NOT_SIZES = {"bench_model", "impl", "model", "norm", "norm_impl", "threads", "communication", "ms_per_step",
+NOT_SIZES = {"bench_model", "impl", "model", "norm", "norm_impl", "threads", "precision", "communication", "ms_per_step",
              "ms_min", "step_ms", "steps", "peak_rss_mb", "compile_s", "parameters"}
 # A twin's name for one of bench_step's sizes.
 ALIASES = {"emb": "word_dim"}
@@ -58,24 +59,25 @@ def main():
         if model not in models:
             models.append(model)
         norms.add(r["norm"])
-        runs[(model, r["threads"], r["impl"])].append(r.get("ms_per_step", r.get("step_ms")))
+        runs[(model, r.get("precision", "f32"), r["threads"], r["impl"])].append(r.get("ms_per_step", r.get("step_ms")))
     ms = {k: statistics.median(v) for k, v in runs.items()}
     rounds = max((len(v) for v in runs.values()), default=0)
     print(f"norm {', '.join(sorted(norms))}; median over {rounds} round(s) of each program's median step.\n")
-    print("| model | threads | ours ms | " + " | ".join(f"{title} ms" for _, title in PEERS)
+    print("| model | precision | threads | ours ms | " + " | ".join(f"{title} ms" for _, title in PEERS)
           + " | ours ÷ fastest peer | fastest peer |")
-    print("|---|---|---|" + "---|" * len(PEERS) + "---|---|")
+    print("|---|---|---|---|" + "---|" * len(PEERS) + "---|---|")
     for model in models:
-        for t in sorted({t for m, t, _ in ms if m == model}):
-            ours = ms.get((model, t, "rmsgrad"))
-            peers = {impl: ms.get((model, t, impl)) for impl, _ in PEERS}
-            ran = {impl: v for impl, v in peers.items() if v is not None}
-            fastest = min(ran, key=ran.get) if ran else None
-            ratio = ours / ran[fastest] if ours is not None and fastest else None
-            title = dict(PEERS)[fastest] if fastest else "—"
-            print(f"| {model} | {t} | {cell(ours, '.1f')} | "
-                  + " | ".join(cell(peers[impl], ".1f") for impl, _ in PEERS)
-                  + f" | {cell(ratio, '.2f')} | {title} |")
+        for precision in sorted({p for m, p, _, _ in ms if m == model}, key=lambda p: p != "f32"):
+            for t in sorted({t for m, p, t, _ in ms if m == model and p == precision}):
+                ours = ms.get((model, precision, t, "rmsgrad"))
+                peers = {impl: ms.get((model, precision, t, impl)) for impl, _ in PEERS}
+                ran = {impl: v for impl, v in peers.items() if v is not None}
+                fastest = min(ran, key=ran.get) if ran else None
+                ratio = ours / ran[fastest] if ours is not None and fastest else None
+                title = dict(PEERS)[fastest] if fastest else "—"
+                print(f"| {model} | {precision} | {t} | {cell(ours, '.1f')} | "
+                      + " | ".join(cell(peers[impl], ".1f") for impl, _ in PEERS)
+                      + f" | {cell(ratio, '.2f')} | {title} |")
     notes = size_notes(lines)
     if notes:
         print("\nSizes that differ from ours (those times do not compare):")

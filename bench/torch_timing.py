@@ -40,6 +40,9 @@ def model_parser(steps, warmup=None, norms=None, default_norm="rmsnorm", p=None)
         parser.add_argument("--warmup", type=int, default=warmup, help="untimed steps first")
     if p is not None:
         parser.add_argument("--p", type=float, default=p, help="pRMSNorm's fraction of units")
+    parser.add_argument("--precision", choices=["f32", "bf16"], default="f32",
+                        help="bf16: the forward pass under torch.autocast('cpu', dtype=torch.bfloat16), as ours "
+                             "runs its products and convolutions in bf16 with --precision bf16")
     return parser
 
 
@@ -98,13 +101,18 @@ def recipe_step(args, params, loss):
     """The step function of a model twin, as the recipe's flags (recipe.add_flags) say: zero the
     gradients, loss() (the forward pass), backward, clip the gradient norm to --clip (of all params
     together, or of each one alone with --clip-norm per_parameter; --clip 0: no clip), Adam's step with
-    --lr, --beta1, --beta2 and --eps. It returns the loss as a float, as training_step_fields wants."""
+    --lr, --beta1, --beta2 and --eps. With --precision bf16 the forward pass runs under CPU autocast
+    (products and convolutions in bf16, the rest as autocast decides), backward outside it, as PyTorch's
+    documentation prescribes. It returns the loss as a float, as training_step_fields wants."""
     optimizer = torch.optim.Adam(params, lr=args.lr, betas=(args.beta1, args.beta2), eps=args.eps)
     clip_groups = [[p] for p in params] if args.clip_norm == "per_parameter" else [params]
 
+    bf16 = getattr(args, "precision", "f32") == "bf16"
+
     def step():
         optimizer.zero_grad()
-        value = loss()
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            value = loss()
         value.backward()
         if args.clip > 0:
             for group in clip_groups:
@@ -112,6 +120,7 @@ def recipe_step(args, params, loss):
         optimizer.step()
         return value.item()
 
+    step.precision = "bf16" if bf16 else "f32"
     return step
 
 
@@ -119,11 +128,11 @@ def training_step_fields(step, steps, warmup):
     """The JSON fields every model twin ends its line with: "ms_per_step" (median of `steps` timed calls
     of step() after `warmup` untimed ones), "ms_min" and "peak_rss_mb". step() runs one training step and
     returns its loss as a float; a loss that is not finite at the end stops the twin with an error, since
-    the time of a broken step means nothing."""
+    the time of a broken step means nothing. "precision" comes first: the step's, from recipe_step."""
     times, loss = timed_calls(step, steps, warmup)
     if not math.isfinite(loss):
         raise SystemExit(f"error: loss is {loss}")
-    return {"ms_per_step": round(statistics.median(times), 3), "ms_min": round(min(times), 3),
+    return {"precision": getattr(step, "precision", "f32"), "ms_per_step": round(statistics.median(times), 3), "ms_min": round(min(times), 3),
             "peak_rss_mb": peak_rss_mb()}
 
 

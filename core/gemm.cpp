@@ -3,9 +3,17 @@
 #include <cblas.h>
 
 #include <cstdlib>
+#include <cstring>
 
 #ifdef RG_HAVE_ONEDNN
 #include <oneapi/dnnl/dnnl.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <tuple>
+#include <vector>
 #endif
 
 #include "rmsgrad/core/error.h"
@@ -30,6 +38,94 @@ GemmLibrary& chosen_library() {
   return library;
 }
 
+Precision& chosen_precision() {
+  static Precision precision = Precision::F32;
+  return precision;
+}
+
+#ifdef RG_HAVE_ONEDNN
+// ---------------------------------------------------------------- bf16 products
+//
+// C = alpha · op(A) · op(B) + beta · C with A and B rounded to bf16 (8 bits of
+// mantissa: round to nearest, ties to even) and the products summed in f32,
+// by oneDNN's matmul primitive (AMX or AVX512-BF16 where the CPU has them).
+// A transposed operand is the same bf16 copy described with swapped strides.
+// One primitive per shape, transposes, alpha and beta, created once; each
+// thread converts into its own buffers and passes its own scratchpad, so
+// gemm_batched's threads can run the same primitive at once.
+
+void to_bf16(const float* in, uint16_t* out, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &in[i], sizeof bits);
+    const bool nan = (bits & 0x7fffffffu) > 0x7f800000u;
+    // Adding 0x7fff plus the lowest kept bit rounds to nearest, ties to even.
+    const uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
+    out[i] = static_cast<uint16_t>(nan ? (bits >> 16) | 0x40u : rounded);  // a NaN stays a (quiet) NaN
+  }
+}
+
+struct Bf16Matmul {
+  dnnl::matmul::primitive_desc pd;
+  dnnl::matmul primitive;
+};
+
+dnnl::engine& cpu_engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+Bf16Matmul& bf16_matmul_for(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, float beta) {
+  static std::mutex mutex;
+  static std::map<std::tuple<bool, bool, int64_t, int64_t, int64_t, float, float>, std::unique_ptr<Bf16Matmul>> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& entry = cache[{trans_a, trans_b, m, n, k, alpha, beta}];
+  if (!entry) {
+    using dnnl::memory;
+    const memory::desc a({m, k}, memory::data_type::bf16, trans_a ? memory::dims{1, m} : memory::dims{k, 1});
+    const memory::desc b({k, n}, memory::data_type::bf16, trans_b ? memory::dims{1, k} : memory::dims{n, 1});
+    const memory::desc c({m, n}, memory::data_type::f32, memory::dims{n, 1});
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
+    if (beta != 0.0f) {
+      dnnl::post_ops accumulate;
+      accumulate.append_sum(beta);
+      attr.set_post_ops(accumulate);
+    }
+    try {
+      dnnl::matmul::primitive_desc pd({a, b, c}, attr, cpu_engine());
+      entry = std::make_unique<Bf16Matmul>(Bf16Matmul{pd, dnnl::matmul(pd)});
+    } catch (const dnnl::error& e) {
+      throw Error(fmt::format("gemm: oneDNN has no bf16 product on this CPU ({}); run with --precision f32",
+                              e.what()));
+    }
+  }
+  return *entry;
+}
+
+void gemm_bf16(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+               const float* b, float beta, float* c) {
+  Bf16Matmul& mm = bf16_matmul_for(trans_a, trans_b, m, n, k, alpha, beta);
+  thread_local std::vector<uint16_t> a16, b16;
+  thread_local std::vector<char> scratchpad;
+  a16.resize(m * k);
+  b16.resize(k * n);
+  scratchpad.resize(mm.pd.scratchpad_desc().get_size());
+  to_bf16(a, a16.data(), m * k);
+  to_bf16(b, b16.data(), k * n);
+  using dnnl::memory;
+  dnnl::engine& engine = cpu_engine();
+  thread_local dnnl::stream stream(engine);
+  mm.primitive.execute(stream, {{DNNL_ARG_SRC, memory(mm.pd.src_desc(), engine, a16.data())},
+                                {DNNL_ARG_WEIGHTS, memory(mm.pd.weights_desc(), engine, b16.data())},
+                                {DNNL_ARG_DST, memory(mm.pd.dst_desc(), engine, c)},
+                                {DNNL_ARG_SCRATCHPAD, memory(mm.pd.scratchpad_desc(), engine, scratchpad.data())}});
+  stream.wait();
+}
+#endif
+
 void gemm_unobserved(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                      const float* b, float beta, float* c) {
   if (m == 0 || n == 0) return;
@@ -43,6 +139,7 @@ void gemm_unobserved(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k
   // oneDNN's threads are OpenMP's: every thread outside a parallel region,
   // one inside (gemm_batched's loop).
   if (m * n * k >= kOneDnnMinWork && chosen_library() == GemmLibrary::OneDNN) {
+    if (chosen_precision() == Precision::BF16) return gemm_bf16(trans_a, trans_b, m, n, k, alpha, a, b, beta, c);
     const dnnl_status_t status =
         dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, n);
     check(status == dnnl_success, "gemm: oneDNN's sgemm failed (status {}) on [{}, {}] × [{}, {}]",
@@ -108,8 +205,27 @@ GemmLibrary gemm_library() { return chosen_library(); }
 void set_gemm_library(GemmLibrary library) {
   check(library != GemmLibrary::OneDNN || onednn_available(),
         "set_gemm_library: this build has no oneDNN (install libdnnl-dev and configure again)");
+  check(library == GemmLibrary::OneDNN || chosen_precision() == Precision::F32,
+        "set_gemm_library: OpenBLAS has no bf16 products; set the precision to f32 first");
   chosen_library() = library;
 }
+
+Precision product_precision() { return chosen_precision(); }
+
+void set_product_precision(Precision precision) {
+  check(precision == Precision::F32 || (onednn_available() && gemm_library() == GemmLibrary::OneDNN),
+        "bf16 products need oneDNN ({}; install libdnnl-dev, configure again, and leave RG_GEMM unset or onednn)",
+        onednn_available() ? "RG_GEMM chose OpenBLAS" : "this build has no oneDNN");
+  chosen_precision() = precision;
+}
+
+Precision parse_precision(std::string_view name) {
+  if (name == "f32") return Precision::F32;
+  if (name == "bf16") return Precision::BF16;
+  throw Error(fmt::format("unknown precision '{}' (expected f32 or bf16)", name));
+}
+
+std::string_view precision_name(Precision precision) { return precision == Precision::BF16 ? "bf16" : "f32"; }
 
 GemmLibrary parse_gemm_library(std::string_view name) {
   if (name == "openblas") return GemmLibrary::OpenBLAS;

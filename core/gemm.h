@@ -18,6 +18,15 @@
 // whole program (read at the first product; onednn in a build without it is
 // an error); set_gemm_library() chooses from code.
 //
+// Precision: f32 by default. With set_product_precision(Precision::BF16),
+// every product oneDNN runs (and every convolution on its primitives) rounds
+// its two inputs to bf16 and accumulates in f32, as PyTorch's autocast does
+// on the CPU; the output stays f32, and so does everything that is not a
+// product (the caller's weights, optimizer state, normalizations, softmax,
+// losses). The smallest products, below kOneDnnMinWork, stay f32 on
+// OpenBLAS. bf16 keeps f32's exponent range, so gradients need no loss
+// scaling. It needs oneDNN (an rg::Error otherwise).
+//
 // An installed observer (core/observer.h) hears of every gemm and
 // gemm_batched call, on the thread that makes it.
 #include <cstdint>
@@ -44,5 +53,11 @@ GemmLibrary gemm_library();       // RG_GEMM, else oneDNN when available
 void set_gemm_library(GemmLibrary library);  // OneDNN without it built in throws rg::Error
 GemmLibrary parse_gemm_library(std::string_view name);  // "openblas" | "onednn"
 std::string_view gemm_library_name(GemmLibrary library);
+
+enum class Precision { F32, BF16 };
+Precision product_precision();
+void set_product_precision(Precision precision);  // BF16 needs oneDNN as the library
+Precision parse_precision(std::string_view name);  // "f32" | "bf16"
+std::string_view precision_name(Precision precision);
 
 }  // namespace rg

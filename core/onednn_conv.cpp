@@ -11,6 +11,7 @@
 #include <mutex>
 #include <tuple>
 
+#include "rmsgrad/core/gemm.h"
 #include "rmsgrad/core/tensor.h"
 
 namespace rg {
@@ -36,15 +37,21 @@ struct ConvPrimitives {
   dnnl::convolution_backward_weights::primitive_desc weights_pd;
   dnnl::convolution_backward_weights backward_weights;
 
-  explicit ConvPrimitives(const ConvDims& d)
+  // bf16: x, the weight and dy enter the primitives rounded to bf16 (their
+  // reorders convert); y and every gradient come out f32.
+  ConvPrimitives(const ConvDims& d, bool bf16)
       : x({d.n, d.c, d.h, d.w}, memory::data_type::f32, Tag::nchw),
         weight({d.o, d.c, d.kh, d.kw}, memory::data_type::f32, Tag::oihw),
         bias({d.o}, memory::data_type::f32, Tag::x),
         y({d.n, d.o, d.ho, d.wo}, memory::data_type::f32, Tag::nchw) {
     // `any`: the primitive chooses the layouts it runs fastest on.
-    const memory::desc x_any({d.n, d.c, d.h, d.w}, memory::data_type::f32, Tag::any);
-    const memory::desc w_any({d.o, d.c, d.kh, d.kw}, memory::data_type::f32, Tag::any);
+    const auto in_type = bf16 ? memory::data_type::bf16 : memory::data_type::f32;
+    const memory::desc x_any({d.n, d.c, d.h, d.w}, in_type, Tag::any);
+    const memory::desc w_any({d.o, d.c, d.kh, d.kw}, in_type, Tag::any);
     const memory::desc y_any({d.n, d.o, d.ho, d.wo}, memory::data_type::f32, Tag::any);
+    const memory::desc dx_any({d.n, d.c, d.h, d.w}, memory::data_type::f32, Tag::any);
+    const memory::desc dw_any({d.o, d.c, d.kh, d.kw}, memory::data_type::f32, Tag::any);
+    const memory::desc dy_any({d.n, d.o, d.ho, d.wo}, in_type, Tag::any);
     const memory::dims strides{d.stride, d.stride}, padding{d.pad_h, d.pad_w};
     const auto direct = dnnl::algorithm::convolution_direct;
     dnnl::engine& engine = cpu();
@@ -56,21 +63,30 @@ struct ConvPrimitives {
          strides, padding, padding},
         engine};
     forward_without_bias = dnnl::convolution_forward(no_bias_pd);
-    data_pd = {{direct, x_any, w_any, y_any, strides, padding, padding}, engine, forward_pd};
+    data_pd = {{direct, dx_any, w_any, dy_any, strides, padding, padding}, engine, forward_pd};
     backward_data = dnnl::convolution_backward_data(data_pd);
-    weights_pd = {{direct, x_any, w_any, bias, y_any, strides, padding, padding}, engine, forward_pd};
+    weights_pd = {{direct, x_any, dw_any, bias, dy_any, strides, padding, padding}, engine, forward_pd};
     backward_weights = dnnl::convolution_backward_weights(weights_pd);
   }
 };
 
 ConvPrimitives& primitives_for(const ConvDims& d) {
   static std::mutex mutex;
-  static std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>,
-                  std::unique_ptr<ConvPrimitives>>
+  static std::map<
+      std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool>,
+      std::unique_ptr<ConvPrimitives>>
       cache;
+  const bool bf16 = product_precision() == Precision::BF16;
   std::lock_guard<std::mutex> lock(mutex);
-  auto& entry = cache[{d.n, d.c, d.h, d.w, d.o, d.kh, d.kw, d.stride, d.pad_h, d.pad_w}];
-  if (!entry) entry = std::make_unique<ConvPrimitives>(d);
+  auto& entry = cache[{d.n, d.c, d.h, d.w, d.o, d.kh, d.kw, d.stride, d.pad_h, d.pad_w, bf16}];
+  if (!entry) {
+    try {
+      entry = std::make_unique<ConvPrimitives>(d, bf16);
+    } catch (const dnnl::error& e) {
+      throw Error(fmt::format("conv: oneDNN has no {} convolution of [{}, {}, {}, {}] by [{}, {}, {}, {}] here ({})",
+                              bf16 ? "bf16" : "f32", d.n, d.c, d.h, d.w, d.o, d.c, d.kh, d.kw, e.what()));
+    }
+  }
   return *entry;
 }
 

@@ -9,6 +9,9 @@
 // nothing outside this file sees a blocked layout. The primitives of one
 // geometry are created once and cached.
 //
+// Under bf16 products (core/gemm.h: set_product_precision) the input, the
+// weight and dy enter the primitives in bf16; y and the gradients are f32.
+//
 // autograd/conv.cpp calls these when the product library is oneDNN
 // (core/gemm.h: RG_GEMM=onednn, the default where it is built in); its
 // im2col + GEMM path is the reference, and the tests hold the two equal

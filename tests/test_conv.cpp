@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -168,6 +169,21 @@ TEST_CASE("conv2d: a batch gives what each sample gives alone (grouped, single a
   }
 }
 
+namespace {
+
+// Every value rounded to the nearest bf16 (ties to even).
+Tensor bf16_rounded(Tensor t) {
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &t.data()[i], sizeof bits);
+    bits = (bits + 0x7fffu + ((bits >> 16) & 1u)) & 0xffff0000u;
+    std::memcpy(&t.data()[i], &bits, sizeof bits);
+  }
+  return t;
+}
+
+}  // namespace
+
 TEST_CASE("oneDNN's convolutions and the im2col path agree within float32 rounding, assigned and accumulated") {
   if (!onednn_available()) {
     MESSAGE("skipped: this build has no oneDNN (libdnnl-dev); every convolution runs on im2col + OpenBLAS");
@@ -180,6 +196,9 @@ TEST_CASE("oneDNN's convolutions and the im2col path agree within float32 roundi
   // adds one rounding of it. m is the same computation on |x|, |w|, |b| and
   // |r| (every term's magnitude, summed), done on the im2col path.
   // T: C·kh·kw + 1 terms in y, O·kh·kw in dx, N·Ho·Wo in dw and db.
+  // Under bf16 products the inputs are first rounded to bf16 numbers: the
+  // bf16 path's own rounding of them is then exact, and so is each product of
+  // two of them in f32 (8 + 8 significant bits), so the same bound holds.
   const GemmLibrary before = gemm_library();
   const double u = std::ldexp(1.0, -24);
   Generator gen(33);
@@ -195,8 +214,10 @@ TEST_CASE("oneDNN's convolutions and the im2col path agree within float32 roundi
                         Case{3, 20, 1, 17, 8, 4, 1, 2, true, true, false},    // conv1d
                         Case{2, 17, 7, 5, 3, 3, 3, 0, false, true, true},     // stride 3, rectangular, 17 channels
                         Case{2, 5, 7, 5, 3, 3, 3, 0, false, true, true}}) {   // the same on 5 channels: im2col
-    for (int threads : {1, 2}) {
+    for (int threads : {1, 2})
+    for (Precision precision : {Precision::F32, Precision::BF16}) {
       CAPTURE(k.c);
+      CAPTURE(precision_name(precision));
       CAPTURE(k.stride);
       CAPTURE(k.conv1);
       CAPTURE(k.accumulate);
@@ -204,17 +225,19 @@ TEST_CASE("oneDNN's convolutions and the im2col path agree within float32 roundi
       set_num_threads(threads);
       const Shape xs = k.conv1 ? Shape{k.n, k.c, k.w} : Shape{k.n, k.c, k.h, k.w};
       const Shape ws = k.conv1 ? Shape{k.o, k.c, k.k} : Shape{k.o, k.c, k.k, k.k};
-      const Tensor x0 = normal(xs, 0.0f, 1.0f, gen), w0 = normal(ws, 0.0f, 0.5f, gen);
+      const Tensor x0 = bf16_rounded(normal(xs, 0.0f, 1.0f, gen)), w0 = bf16_rounded(normal(ws, 0.0f, 0.5f, gen));
       const Tensor b0 = normal(Shape{k.o}, 0.0f, 0.5f, gen);
       const int64_t ho = k.conv1 ? 1 : (k.h + 2 * k.pad - k.k) / k.stride + 1;
       const int64_t wo = (k.w + 2 * k.pad - k.k) / k.stride + 1;
-      const Tensor r0 = normal(k.conv1 ? Shape{k.n, k.o, wo} : Shape{k.n, k.o, ho, wo}, 0.0f, 1.0f, gen);
+      const Tensor r0 = bf16_rounded(normal(k.conv1 ? Shape{k.n, k.o, wo} : Shape{k.n, k.o, ho, wo}, 0.0f, 1.0f, gen));
       const Tensor s0 = normal(xs, 0.0f, 1.0f, gen), t0 = normal(ws, 0.0f, 1.0f, gen);
       // y, dx, dw, db on one library. With `accumulate`, x and w also feed
       // ops recorded after the convolution, whose backward runs first, so the
       // convolution's gradients are added to ones already there.
       auto run = [&](GemmLibrary library, bool absolute) {
+        set_product_precision(Precision::F32);
         set_gemm_library(library);
+        if (library == GemmLibrary::OneDNN) set_product_precision(precision);
         auto value = [&](const Tensor& t) { return absolute ? abs(constant(t)).value().clone() : t.clone(); };
         Var x = parameter(value(x0)), w = parameter(value(w0)), b = parameter(value(b0));
         Var y = k.conv1 ? conv1d(x, w, k.bias ? b : Var(), k.stride, k.pad)
@@ -225,6 +248,7 @@ TEST_CASE("oneDNN's convolutions and the im2col path agree within float32 roundi
         std::vector<Tensor> out{y.value().clone(), x.grad().clone(), w.grad().clone()};
         if (k.bias) out.push_back(b.grad().clone());
         tape().clear();
+        set_product_precision(Precision::F32);
         return out;
       };
       const std::vector<Tensor> blas = run(GemmLibrary::OpenBLAS, false);

@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "rmsgrad/core/error.h"
@@ -121,4 +122,93 @@ TEST_CASE("the gemm library is chosen by name") {
   CHECK(gemm_library_name(GemmLibrary::OneDNN) == "onednn");
   if (std::getenv("RG_GEMM") == nullptr)  // the default: oneDNN where it is built in
     CHECK(gemm_library() == (onednn_available() ? GemmLibrary::OneDNN : GemmLibrary::OpenBLAS));
+}
+
+namespace {
+
+// x rounded to the nearest bf16 (ties to even), as a float.
+float bf16_rounded(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  bits = (bits + 0x7fffu + ((bits >> 16) & 1u)) & 0xffff0000u;
+  float out;
+  std::memcpy(&out, &bits, sizeof out);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("bf16 products: inputs rounded to bf16, sums in f32, every transpose, alpha, beta and batch") {
+  if (!onednn_available()) {
+    MESSAGE("skipped: this build has no oneDNN (libdnnl-dev), which bf16 products need");
+    CHECK_THROWS_WITH_AS(set_product_precision(Precision::BF16), doctest::Contains("bf16 products need oneDNN"),
+                         Error);
+    return;
+  }
+  // Against f32 products of the same inputs: rounding a and b to bf16 (unit
+  // roundoff 2⁻⁸) moves each term a·b by at most (2·2⁻⁸ + 2⁻¹⁶)|a||b|; both
+  // sums then add f32 rounding within γ_K each (the bound of the test above).
+  // So |bf16 − f32| ≤ (2⁻⁷ + 2⁻¹⁶)·m + 2·(K + 2)·u·m, m = |alpha||A||B| + |beta·C|.
+  // And inputs that are already bf16 numbers make every term exact in f32,
+  // so only the f32 bound is left: that checks the layouts (transposes) tightly.
+  const GemmLibrary before = gemm_library();
+  const double u = std::ldexp(1.0, -24);
+  Generator gen(11);
+  std::vector<Product> products;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      products.push_back({ta, tb, 1, 64, 48, 40, 1.0f, 0.0f});
+      products.push_back({ta, tb, 1, 33, 17, 129, -0.5f, 1.0f});
+    }
+  products.push_back({false, false, 6, 40, 40, 24, 1.0f, 0.0f});  // batched, parallel over the batch
+  products.push_back({true, false, 3, 128, 96, 80, 1.0f, 1.0f});  // batched, one by one
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    for (const Product& p : products)
+      for (bool exact : {false, true}) {
+        CAPTURE(threads);
+        CAPTURE(p.trans_a);
+        CAPTURE(p.trans_b);
+        CAPTURE(p.m);
+        CAPTURE(exact);
+        std::vector<float> a = uniform_values(p.batch * p.m * p.k, gen);
+        std::vector<float> b = uniform_values(p.batch * p.k * p.n, gen);
+        const std::vector<float> c = uniform_values(p.batch * p.m * p.n, gen);
+        if (exact)
+          for (std::vector<float>* v : {&a, &b})
+            for (float& x : *v) x = bf16_rounded(x);
+        set_product_precision(Precision::F32);
+        const std::vector<float> f32 = run(GemmLibrary::OpenBLAS, p, a, b, c);
+        set_gemm_library(GemmLibrary::OneDNN);
+        set_product_precision(Precision::BF16);
+        const std::vector<float> bf16 = run(GemmLibrary::OneDNN, p, a, b, c);
+        set_product_precision(Precision::F32);
+        const std::vector<double> size = magnitudes(p, a, b, c);
+        const double input_rounding = exact ? 0.0 : std::ldexp(1.0, -7) + std::ldexp(1.0, -16);
+        double worst = 0.0, largest_difference = 0.0;
+        for (size_t i = 0; i < c.size(); ++i) {
+          const double bound = (input_rounding + 2.0 * static_cast<double>(p.k + 2) * u) * size[i];
+          const double difference = std::fabs(static_cast<double>(f32[i]) - bf16[i]);
+          worst = std::max(worst, difference / bound);
+          largest_difference = std::max(largest_difference, difference / size[i]);
+        }
+        CHECK(worst <= 1.0);
+        // Random inputs really are rounded: f32 products agree to ~1e-7 of m.
+        if (!exact) CHECK(largest_difference > 1e-4);
+      }
+  }
+  set_num_threads(2);
+  set_gemm_library(before);
+}
+
+TEST_CASE("bf16 products: the precision is chosen by name and needs oneDNN as the library") {
+  CHECK(parse_precision("bf16") == Precision::BF16);
+  CHECK(parse_precision("f32") == Precision::F32);
+  CHECK_THROWS_WITH_AS(parse_precision("fp16"), doctest::Contains("unknown precision 'fp16'"), Error);
+  CHECK(product_precision() == Precision::F32);  // the default
+  if (!onednn_available()) return;
+  const GemmLibrary before = gemm_library();
+  set_gemm_library(GemmLibrary::OpenBLAS);
+  CHECK_THROWS_WITH_AS(set_product_precision(Precision::BF16), doctest::Contains("RG_GEMM chose OpenBLAS"), Error);
+  set_gemm_library(before);
 }

@@ -1,6 +1,7 @@
 #pragma once
 // The flags every model benchmark shares (bench_step, bench_norm_impl,
-// bench_memory): which model, its sizes, threads and warm-up.
+// bench_memory, bench_floor): which model, its sizes, threads, the products'
+// precision and warm-up.
 #include <CLI/CLI.hpp>
 
 #include <string>
@@ -16,6 +17,7 @@ struct ModelFlags {
   std::vector<std::string> settings;  // --set key=value, repeatable
   int threads = 1;
   int warmup = 2;
+  std::string precision = "f32";  // of the products and convolutions (core/gemm.h)
 
   Sizes sizes() const {
     Sizes s;
@@ -31,6 +33,8 @@ inline void add_model_flags(CLI::App& app, ModelFlags& flags) {
                  "override one of the model's sizes, key=value (repeatable; e.g. --set batch=32 --set width=0.25)");
   app.add_option("--threads", flags.threads, "threads")->check(CLI::PositiveNumber);
   app.add_option("--warmup", flags.warmup, "untimed steps (rounds) first")->check(CLI::NonNegativeNumber);
+  app.add_option("--precision", flags.precision, "the products' and convolutions' inputs: f32, or bf16 with f32 sums")
+      ->check(CLI::IsMember({"f32", "bf16"}));
 }
 
 }  // namespace rg::bench

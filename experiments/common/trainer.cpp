@@ -33,6 +33,13 @@ void add_trainer_flags(CLI::App& app, TrainingOptions& options) {
   app.add_option("--bucket-mb", options.bucket_mb,
                  "under mpirun: MiB of gradients summed over the processes at a time, while backward runs")
       ->check(rg::in_range(0.001, 4096.0));
+  // Parsed from its name, so that config.json records "bf16", not the enum's number.
+  app.add_option_function<std::string>(
+         "--precision", [&options](const std::string& name) { options.precision = parse_precision(name); },
+         "the matrix products' and convolutions' inputs: f32, or bf16 with f32 sums (needs oneDNN); "
+         "weights, optimizer state, norms and losses stay f32")
+      ->check(CLI::IsMember({"f32", "bf16"}))
+      ->default_str(std::string(precision_name(options.precision)));
 }
 
 Trainer::Trainer(Run& run, Module& model, Optimizer& optimizer, TrainingOptions options)
@@ -45,6 +52,7 @@ Trainer::Trainer(Run& run, Module& model, Optimizer& optimizer, TrainingOptions 
   check(options_.steps >= 1, "Trainer: steps is {}; train at least one", options_.steps);
   check(options_.eval_every >= 1, "Trainer: eval_every is {}; it must be at least 1", options_.eval_every);
   keep_requested_threads(options_.keep_threads);
+  set_product_precision(options_.precision);
 }
 
 Trainer::~Trainer() = default;

@@ -57,6 +57,7 @@
 #include <utility>
 #include <vector>
 
+#include "rmsgrad/core/gemm.h"
 #include "rmsgrad/data/batching.h"
 #include "rmsgrad/experiments/common/progress.h"
 #include "rmsgrad/experiments/common/run.h"
@@ -90,6 +91,10 @@ struct TrainingOptions {
   // keep_threads holds --threads throughout: a 2-thread run then repeats bit
   // for bit however busy the machine is, and slows 2.5–3× beside a busy job.
   bool keep_threads = false;
+  // The precision of the matrix products and convolutions, in training and
+  // evaluation (core/gemm.h): f32, or bf16 inputs with f32 sums. Weights,
+  // optimizer state, norms, softmax and losses are f32 either way.
+  Precision precision = Precision::F32;
   // Keep best.safetensors, the checkpoint with the highest Evaluation::score;
   // the name is how the log calls that score ("BLEU"). Empty: no best checkpoint.
   std::string best_metric = {};
@@ -100,7 +105,7 @@ struct TrainingOptions {
 
 // The trainer's flags every driver has: --stop-after N (stop after step N as
 // if interrupted, to test --resume), --train-minutes, --skip-nonfinite,
-// --keep-threads and --bucket-mb.
+// --keep-threads, --bucket-mb and --precision.
 void add_trainer_flags(CLI::App& app, TrainingOptions& options);
 
 inline constexpr int kMaxSkippedInARow = 10;
