@@ -2,8 +2,11 @@
 // the shapes the models multiply, in interleaved rounds so that whatever else
 // the machine does falls on both alike. One JSON object per shape:
 //   {"shape": "lm: x W1ᵀ", "op": "NT", "m": 4096, "n": 688, "k": 256, "threads": 1,
-//    "openblas_gflops": .., "onednn_gflops": .., "onednn_speedup": ..}
-// GFLOP/s from the median over rounds of each round's median call.
+//    "openblas_gflops": .., "onednn_gflops": .., "onednn_speedup": ..,
+//    "onednn_bf16_gflops": .., "bf16_speedup": ..}
+// GFLOP/s from the median over rounds of each round's median call; the bf16
+// column is oneDNN with bf16 inputs (core/gemm.h), their conversion from f32
+// included, and bf16_speedup its speed over oneDNN's f32.
 //
 // Usage: bench_gemm [--threads N] [--rounds K]
 #include <CLI/CLI.hpp>
@@ -45,6 +48,9 @@ const std::vector<Shape3> kShapes = {
     {"rnnsearch: logits (80 × 8000 × 256)", false, true, 80, 8000, 256},
     {"convpool: im2col 3×3 (width 0.5)", false, false, 6400, 96, 864},
     {"square 1024", false, false, 1024, 1024, 1024},
+    {"256³", false, false, 256, 256, 256},
+    {"128³", false, false, 128, 128, 128},
+    {"64³", false, false, 64, 64, 64},
     {"small 40³", false, false, 40, 40, 40},
     {"small 32³ (the switch)", false, false, 32, 32, 32},
 };
@@ -89,20 +95,25 @@ int main(int argc, char** argv) {
     std::vector<float> c(static_cast<size_t>(s.m * s.n));
     const double gflop = 2e-9 * static_cast<double>(s.m * s.n * s.k);
     const int calls = std::clamp(static_cast<int>(0.2 / gflop), 3, 2000);  // ~0.2 GFLOP per library per round
-    std::vector<double> blas, dnnl;
+    std::vector<double> blas, dnnl, bf16;
     for (int round = 0; round < rounds; ++round)
-      for (GemmLibrary library : {GemmLibrary::OpenBLAS, GemmLibrary::OneDNN}) {
-        set_gemm_library(library);
+      for (std::vector<double>* times : {&blas, &dnnl, &bf16}) {
+        set_product_precision(Precision::F32);
+        set_gemm_library(times == &blas ? GemmLibrary::OpenBLAS : GemmLibrary::OneDNN);
+        if (times == &bf16) set_product_precision(Precision::BF16);
         call_ms(s, av, bv, c, 2);  // warm: packing buffers, oneDNN's kernels generated
-        (library == GemmLibrary::OneDNN ? dnnl : blas).push_back(call_ms(s, av, bv, c, calls));
+        times->push_back(call_ms(s, av, bv, c, calls));
       }
+    set_product_precision(Precision::F32);
     const double blas_gflops = gflop / (1e-3 * bench::median_of(blas));
     const double dnnl_gflops = gflop / (1e-3 * bench::median_of(dnnl));
+    const double bf16_gflops = gflop / (1e-3 * bench::median_of(bf16));
     std::printf("{\"shape\": \"%s\", \"op\": \"%c%c\", \"m\": %lld, \"n\": %lld, \"k\": %lld, \"threads\": %d, "
-                "\"openblas_gflops\": %.1f, \"onednn_gflops\": %.1f, \"onednn_speedup\": %.2f}\n",
+                "\"openblas_gflops\": %.1f, \"onednn_gflops\": %.1f, \"onednn_speedup\": %.2f, "
+                "\"onednn_bf16_gflops\": %.1f, \"bf16_speedup\": %.2f}\n",
                 s.what, s.trans_a ? 'T' : 'N', s.trans_b ? 'T' : 'N', static_cast<long long>(s.m),
                 static_cast<long long>(s.n), static_cast<long long>(s.k), threads, blas_gflops, dnnl_gflops,
-                dnnl_gflops / blas_gflops);
+                dnnl_gflops / blas_gflops, bf16_gflops, bf16_gflops / dnnl_gflops);
     std::fflush(stdout);
   }
   return 0;

@@ -55,15 +55,17 @@ Precision& chosen_precision() {
 // gemm_batched's threads can run the same primitive at once.
 
 void to_bf16(const float* in, uint16_t* out, int64_t n) {
+  parallel_for(n, kGrainElementwise, [=](int64_t lo, int64_t hi) {
 #pragma omp simd
-  for (int64_t i = 0; i < n; ++i) {
-    uint32_t bits;
-    std::memcpy(&bits, &in[i], sizeof bits);
-    const bool nan = (bits & 0x7fffffffu) > 0x7f800000u;
-    // Adding 0x7fff plus the lowest kept bit rounds to nearest, ties to even.
-    const uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
-    out[i] = static_cast<uint16_t>(nan ? (bits >> 16) | 0x40u : rounded);  // a NaN stays a (quiet) NaN
-  }
+    for (int64_t i = lo; i < hi; ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, &in[i], sizeof bits);
+      const bool nan = (bits & 0x7fffffffu) > 0x7f800000u;
+      // Adding 0x7fff plus the lowest kept bit rounds to nearest, ties to even.
+      const uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
+      out[i] = static_cast<uint16_t>(nan ? (bits >> 16) | 0x40u : rounded);  // a NaN stays a (quiet) NaN
+    }
+  });
 }
 
 struct Bf16Matmul {
@@ -139,7 +141,8 @@ void gemm_unobserved(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k
   // oneDNN's threads are OpenMP's: every thread outside a parallel region,
   // one inside (gemm_batched's loop).
   if (m * n * k >= kOneDnnMinWork && chosen_library() == GemmLibrary::OneDNN) {
-    if (chosen_precision() == Precision::BF16) return gemm_bf16(trans_a, trans_b, m, n, k, alpha, a, b, beta, c);
+    if (chosen_precision() == Precision::BF16 && m * n * k >= kBf16MinWork)
+      return gemm_bf16(trans_a, trans_b, m, n, k, alpha, a, b, beta, c);
     const dnnl_status_t status =
         dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, n);
     check(status == dnnl_success, "gemm: oneDNN's sgemm failed (status {}) on [{}, {}] × [{}, {}]",

@@ -23,9 +23,12 @@
 // its two inputs to bf16 and accumulates in f32, as PyTorch's autocast does
 // on the CPU; the output stays f32, and so does everything that is not a
 // product (the caller's weights, optimizer state, normalizations, softmax,
-// losses). The smallest products, below kOneDnnMinWork, stay f32 on
-// OpenBLAS. bf16 keeps f32's exponent range, so gradients need no loss
-// scaling. It needs oneDNN (an rg::Error otherwise).
+// losses). Products below kBf16MinWork = 2²² multiply-adds stay f32 (on
+// oneDNN, or OpenBLAS below kOneDnnMinWork): converting their inputs and
+// starting a primitive costs more than bf16 saves (BENCHMARKS.md, "Which
+// library runs the products"), and their FLOPs are few. bf16 keeps f32's
+// exponent range, so gradients need no loss scaling. It needs oneDNN (an
+// rg::Error otherwise).
 //
 // An installed observer (core/observer.h) hears of every gemm and
 // gemm_batched call, on the thread that makes it.
@@ -47,6 +50,7 @@ void gemm_batched(int64_t batch, bool trans_a, bool trans_b, int64_t m, int64_t 
 
 enum class GemmLibrary { OpenBLAS, OneDNN };
 inline constexpr int64_t kOneDnnMinWork = 32 * 32 * 32;
+inline constexpr int64_t kBf16MinWork = int64_t{1} << 22;
 
 bool onednn_available();          // built with oneDNN
 GemmLibrary gemm_library();       // RG_GEMM, else oneDNN when available

@@ -155,13 +155,14 @@ TEST_CASE("bf16 products: inputs rounded to bf16, sums in f32, every transpose, 
   const double u = std::ldexp(1.0, -24);
   Generator gen(11);
   std::vector<Product> products;
+  // Every product here has at least kBf16MinWork multiply-adds (smaller ones stay f32).
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
-      products.push_back({ta, tb, 1, 64, 48, 40, 1.0f, 0.0f});
-      products.push_back({ta, tb, 1, 33, 17, 129, -0.5f, 1.0f});
+      products.push_back({ta, tb, 1, 256, 160, 128, 1.0f, 0.0f});
+      products.push_back({ta, tb, 1, 129, 257, 130, -0.5f, 1.0f});
     }
-  products.push_back({false, false, 6, 40, 40, 24, 1.0f, 0.0f});  // batched, parallel over the batch
-  products.push_back({true, false, 3, 128, 96, 80, 1.0f, 1.0f});  // batched, one by one
+  products.push_back({false, false, 6, 160, 160, 164, 1.0f, 0.0f});  // batched, parallel over the batch
+  products.push_back({true, false, 3, 256, 192, 96, 1.0f, 1.0f});    // batched, one by one
   for (int threads : {1, 2}) {
     set_num_threads(threads);
     for (const Product& p : products)
@@ -198,6 +199,23 @@ TEST_CASE("bf16 products: inputs rounded to bf16, sums in f32, every transpose, 
       }
   }
   set_num_threads(2);
+  set_gemm_library(before);
+}
+
+TEST_CASE("bf16 products: a product below kBf16MinWork stays f32, bit for bit") {
+  if (!onednn_available()) return;
+  const GemmLibrary before = gemm_library();
+  set_gemm_library(GemmLibrary::OneDNN);
+  Generator gen(12);
+  const Product p{false, true, 1, 64, 64, 64, 1.0f, 0.0f};  // 2¹⁸ multiply-adds
+  REQUIRE(p.m * p.n * p.k < kBf16MinWork);
+  const std::vector<float> a = uniform_values(p.m * p.k, gen), b = uniform_values(p.k * p.n, gen);
+  const std::vector<float> c(static_cast<size_t>(p.m * p.n), 0.0f);
+  const std::vector<float> f32 = run(GemmLibrary::OneDNN, p, a, b, c);
+  set_product_precision(Precision::BF16);
+  const std::vector<float> bf16 = run(GemmLibrary::OneDNN, p, a, b, c);
+  set_product_precision(Precision::F32);
+  CHECK(bf16 == f32);
   set_gemm_library(before);
 }
 
