@@ -273,14 +273,17 @@ void check_conv_inputs(const char* op, const Var& x, const Var& weight, const Va
 }
 
 // Convolutions run on oneDNN's own primitives (core/onednn_conv.h) when the
-// product library is oneDNN and the input has at least one block of 16
-// channels; else on the im2col kernels above (whose GEMMs then still run on
-// oneDNN). Measured on ConvPool-CNN-C's layers (BENCHMARKS.md, "Which library
-// runs the convolutions"): the primitives take 0.7–0.8 of im2col's time from
-// 96 channels up, but 2.5× on the first layer's 3 channels.
+// product library is oneDNN, the kernel is wider than 1×1 and the input has
+// at least one block of 16 channels; else on the im2col kernels above (whose
+// GEMMs then run on oneDNN too). Measured on ConvPool-CNN-C's layers
+// (BENCHMARKS.md, "Which library runs the convolutions"), forward and
+// backward, 1 and 2 threads: the primitives take 0.72–0.79 of im2col's time
+// on the 3×3 layers of 96 and 192 channels, but 1.5–2.2× on the first layer's
+// 3 channels and 1.1× on the 1×1 layers, which im2col runs as plain GEMMs.
 constexpr int64_t kOneDnnMinChannels = 16;
 bool on_onednn(const ConvGeometry& g) {
-  return g.c >= kOneDnnMinChannels && onednn_available() && gemm_library() == GemmLibrary::OneDNN;
+  return g.c >= kOneDnnMinChannels && !g.pointwise() && onednn_available() &&
+         gemm_library() == GemmLibrary::OneDNN;
 }
 
 ConvDims dims_of(const ConvGeometry& g) {

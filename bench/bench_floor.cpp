@@ -6,12 +6,14 @@
 //   bench_floor --model rnnsearch --threads 2 --norm layernorm --set batch=40
 //
 // One step runs under a GemmRecording (bench/profiling.h), which notes every
-// product the forward and backward passes and the optimizer ask of BLAS —
-// shapes, transposes, batch, whether it accumulates. Those calls are then
-// replayed back to back, with the same threads and the same gemm_batched
-// dispatch, on buffers of random numbers, twice: on OpenBLAS alone (the
-// floor before oneDNN), and as the library runs them (oneDNN for every
-// product it takes, core/gemm.h: the best library's floor). The third floor
+// product the forward and backward passes and the optimizer ask of the
+// libraries — shapes, transposes, batch, whether it accumulates — and every
+// convolution on oneDNN's primitives. Those calls are then replayed back to
+// back, with the same threads and the same gemm_batched dispatch, on buffers
+// of random numbers: the best library's floor (oneDNN for every product and
+// convolution it takes, core/gemm.h). A second step, recorded with every
+// product on OpenBLAS (convolutions as im2col GEMMs), is replayed the same
+// way: the floor before oneDNN. The third floor
 // is no program's: the products' FLOPs at the f32 FMA peak of these threads
 // (bench/peak_flops.h, measured first), or under --precision bf16 at the
 // peak of the fastest bf16 instruction (AMX tiles, else vdpbf16ps). The
@@ -56,6 +58,7 @@
 #include "bench/step_timing.h"
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/core/gemm.h"
+#include "rmsgrad/core/onednn_conv.h"
 #include "rmsgrad/core/parallel.h"
 
 using namespace rg;
@@ -81,10 +84,52 @@ struct ReplayBuffers {
   }
 };
 
-void replay(const std::vector<GemmCall>& calls, ReplayBuffers& buffers) {
-  for (const GemmCall& g : calls)
+// The same for the recorded convolutions: input, weight, output, and a
+// gradient for each.
+struct ConvBuffers {
+  std::vector<float> x, w, y, dx, dw, db;
+  explicit ConvBuffers(const std::vector<ConvCall>& calls) {
+    size_t sx = 1, sw = 1, sy = 1, so = 1;
+    for (const ConvCall& call : calls) {
+      const ConvDims& d = call.dims;
+      sx = std::max(sx, static_cast<size_t>(d.n * d.c * d.h * d.w));
+      sw = std::max(sw, static_cast<size_t>(d.o * d.c * d.kh * d.kw));
+      sy = std::max(sy, static_cast<size_t>(d.n * d.o * d.ho * d.wo));
+      so = std::max(so, static_cast<size_t>(d.o));
+    }
+    Generator gen(8);
+    for (auto [v, n] : {std::pair{&x, sx}, {&w, sw}, {&y, sy}, {&dx, sx}, {&dw, sw}, {&db, so}}) {
+      v->resize(n);
+      for (float& value : *v) value = static_cast<float>(gen.uniform() - 0.5);
+    }
+  }
+};
+
+struct Recorded {
+  std::vector<GemmCall> products;
+  std::vector<ConvCall> convolutions;
+};
+
+Recorded record(bench::ModelStep& step) {
+  bench::GemmRecording recording;
+  step.run();
+  return {recording.calls(), recording.conv_calls()};
+}
+
+void replay(const Recorded& calls, ReplayBuffers& buffers, ConvBuffers& conv) {
+  for (const GemmCall& g : calls.products)
     gemm_batched(g.batch, g.trans_a, g.trans_b, g.m, g.n, g.k, 1.0f, buffers.a.data(), buffers.b.data(),
                  g.accumulate ? 1.0f : 0.0f, buffers.c.data());
+  for (const ConvCall& c : calls.convolutions) {
+    if (c.forward) onednn_conv_forward(c.dims, conv.x.data(), conv.w.data(), conv.db.data(), conv.y.data());
+    if (c.backward_data || c.backward_weights) {
+      ConvGradients grads;
+      grads.dx = c.backward_data ? conv.dx.data() : nullptr;
+      grads.dw = c.backward_weights ? conv.dw.data() : nullptr;
+      grads.db = c.backward_weights ? conv.db.data() : nullptr;
+      onednn_conv_backward(c.dims, conv.x.data(), conv.w.data(), conv.y.data(), grads);
+    }
+  }
 }
 
 // The kind of work a profiled name stands for (see the top of this file).
@@ -140,19 +185,23 @@ int main(int argc, char** argv) {
     const std::vector<double> step_times = bench::time_steps([&] { step->run(); }, flags.warmup, steps);
     check(std::isfinite(step->loss()), "bench_floor: the loss is {}", step->loss());
 
-    std::vector<GemmCall> calls;
-    {
-      bench::GemmRecording recording;
-      step->run();
-      calls = recording.calls();
-    }
-    ReplayBuffers buffers(calls);
-    const std::vector<double> floor_times = bench::time_steps([&] { replay(calls, buffers); }, flags.warmup, steps);
+    // The step's products and convolutions as the library runs them, and
+    // as they run on OpenBLAS alone (convolutions then being im2col GEMMs).
+    const Recorded calls = record(*step);
     const GemmLibrary library = gemm_library();
     set_product_precision(Precision::F32);  // OpenBLAS has f32 products only
     set_gemm_library(GemmLibrary::OpenBLAS);
+    const Recorded openblas_calls = record(*step);
+    set_gemm_library(library);
+    set_product_precision(precision);
+    ReplayBuffers buffers(calls.products), openblas_buffers(openblas_calls.products);
+    ConvBuffers conv_buffers(calls.convolutions), no_conv({});
+    const std::vector<double> floor_times =
+        bench::time_steps([&] { replay(calls, buffers, conv_buffers); }, flags.warmup, steps);
+    set_product_precision(Precision::F32);
+    set_gemm_library(GemmLibrary::OpenBLAS);
     const std::vector<double> openblas_times =
-        bench::time_steps([&] { replay(calls, buffers); }, flags.warmup, steps);
+        bench::time_steps([&] { replay(openblas_calls, openblas_buffers, no_conv); }, flags.warmup, steps);
     set_gemm_library(library);
     set_product_precision(precision);
 
@@ -183,7 +232,8 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < ranked.size() && i < 8; ++i) top[ranked[i].second] = ranked[i].first;
 
     double flops = 0.0;
-    for (const GemmCall& g : calls) flops += bench::flops(g);
+    for (const GemmCall& g : calls.products) flops += bench::flops(g);
+    for (const ConvCall& c : calls.convolutions) flops += bench::flops(c);
     const double step_ms = bench::median_of(step_times), floor_ms = bench::median_of(floor_times);
     // bf16's peak is that of the fastest bf16 instruction the CPU has (AMX, else vdpbf16ps).
     const double peak_gflops = precision == Precision::BF16 && std::max(peak.amx_bf16_gflops, peak.bf16_gflops) > 0
@@ -199,7 +249,7 @@ int main(int argc, char** argv) {
                 flags.model.c_str(), norm.c_str(), flags.threads, flags.precision.c_str(), sizes.json().c_str(),
                 std::string(gemm_library_name(library)).c_str(), step_ms, floor_ms, step_ms - floor_ms,
                 step_ms / floor_ms, openblas_ms, step_ms / openblas_ms, peak_gflops, peak_ms, step_ms / peak_ms,
-                flops / 1e9, calls.size(), flops / 1e6 / floor_ms, flops / 1e6 / openblas_ms, profiled_total,
+                flops / 1e9, calls.products.size() + calls.convolutions.size(), flops / 1e6 / floor_ms, flops / 1e6 / openblas_ms, profiled_total,
                 gemm_in_step, json_ms(by_kind).c_str(), json_ms(top).c_str());
     return 0;
   } catch (const std::exception& e) {

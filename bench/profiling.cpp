@@ -31,6 +31,16 @@ std::vector<GemmCall> GemmRecording::calls() const {
   return calls_;
 }
 
+void GemmRecording::conv_started(const ConvCall& call) {
+  std::lock_guard lock(mutex_);
+  conv_calls_.push_back(call);
+}
+
+std::vector<ConvCall> GemmRecording::conv_calls() const {
+  std::lock_guard lock(mutex_);
+  return conv_calls_;
+}
+
 OpProfile* OpProfile::current() { return thread_profile; }
 
 OpProfile::OpProfile() {

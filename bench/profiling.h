@@ -4,8 +4,9 @@
 // with its floor, the matrix products it must do.
 //
 // GemmRecording notes every gemm and gemm_batched call (one entry per call,
-// whichever thread makes it): what a step asks of BLAS, to be replayed alone
-// as the step's floor.
+// whichever thread makes it) and every convolution on oneDNN's primitives:
+// what a step asks of the product libraries, to be replayed alone as the
+// step's floor.
 //
 // OpProfile charges every stretch of the wall time of the thread that made it
 // to exactly one name, so the charges add up to the time from the profile's
@@ -23,8 +24,9 @@
 // (Under a data-parallel reducer the sums it starts when a parameter's
 // gradient is final join the backward of the node after it.)
 //
-// Each charge is split further by two kernel clocks: the part spent in BLAS
-// products and the part spent taking and returning memory. An op's time
+// Each charge is split further by two kernel clocks: the part spent in
+// products (BLAS or oneDNN; a convolution on oneDNN's primitives counts as
+// products) and the part spent taking and returning memory. An op's time
 // minus its products is its own work. Inside a parallel region only the first
 // thread's products and allocations are clocked (a convolution runs one
 // product per sample on each thread): the threads share the work evenly, so
@@ -51,6 +53,14 @@ inline double flops(const GemmCall& call) {
   return 2.0 * static_cast<double>(call.batch) * call.m * call.n * call.k;
 }
 
+// Each pass of a convolution is one product's worth: 2·N·O·Ho·Wo·C·kh·kw.
+inline double flops(const ConvCall& call) {
+  const ConvDims& d = call.dims;
+  const double per_pass = 2.0 * static_cast<double>(d.n) * d.o * d.ho * d.wo * d.c * d.kh * d.kw;
+  return per_pass * (call.forward + call.backward_data + call.backward_weights);
+}
+
+// Records every product and every convolution on oneDNN's primitives.
 class GemmRecording : public Observer {
  public:
   GemmRecording();   // installs itself: one observer at a time
@@ -59,12 +69,15 @@ class GemmRecording : public Observer {
   GemmRecording& operator=(const GemmRecording&) = delete;
 
   std::vector<GemmCall> calls() const;
+  std::vector<ConvCall> conv_calls() const;
 
   void gemm_started(const GemmCall& call) override;
+  void conv_started(const ConvCall& call) override;
 
  private:
   mutable std::mutex mutex_;
   std::vector<GemmCall> calls_;
+  std::vector<ConvCall> conv_calls_;
 };
 
 struct OpTimes {
@@ -98,6 +111,8 @@ class OpProfile : public Observer {
   // The kernel clocks.
   void gemm_started(const GemmCall&) override { start_clock(Clock::Gemm); }
   void gemm_finished(const GemmCall&) override { stop_clock(Clock::Gemm); }
+  void conv_started(const ConvCall&) override { start_clock(Clock::Gemm); }  // a convolution is products
+  void conv_finished(const ConvCall&) override { stop_clock(Clock::Gemm); }
   void allocation_started() override { start_clock(Clock::Allocation); }
   void allocation_finished(const void*, size_t) override { stop_clock(Clock::Allocation); }
   void release_started(const void*, size_t) override { start_clock(Clock::Allocation); }

@@ -1,6 +1,7 @@
 #pragma once
 // The one way to watch the library work from outside: an Observer hears the
-// tape's ops record themselves and their backward run, every matrix product,
+// tape's ops record themselves and their backward run, every matrix product
+// and every convolution on oneDNN's primitives,
 // every block of tensor memory taken and given back, and the named scopes
 // around allocations whose purpose the library knows. The library itself
 // neither times nor counts anything; the benchmarks install their tools here
@@ -27,6 +28,7 @@
 #include <cstdint>
 
 #include "rmsgrad/core/error.h"
+#include "rmsgrad/core/onednn_conv.h"
 
 namespace rg {
 
@@ -35,6 +37,14 @@ struct GemmCall {
   bool trans_a = false, trans_b = false;
   int64_t batch = 1, m = 0, n = 0, k = 0;
   bool accumulate = false;  // beta ≠ 0
+};
+
+// One call of onednn_conv_forward or onednn_conv_backward: the passes it runs.
+struct ConvCall {
+  ConvDims dims{};
+  bool forward = false;           // y from x and the weight
+  bool backward_data = false;     // dx
+  bool backward_weights = false;  // dw and db
 };
 
 class Observer {
@@ -51,6 +61,9 @@ class Observer {
   // Around every gemm and gemm_batched call.
   virtual void gemm_started(const GemmCall& /*call*/) {}
   virtual void gemm_finished(const GemmCall& /*call*/) {}
+  // Around every convolution on oneDNN's primitives (core/onednn_conv.h).
+  virtual void conv_started(const ConvCall& /*call*/) {}
+  virtual void conv_finished(const ConvCall& /*call*/) {}
 
   // Around allocate_floats (core/allocator.h): `block` and its `bytes` as
   // allocated (padded to the allocator's size class); `block` is nullptr when

@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "rmsgrad/core/gemm.h"
+#include "rmsgrad/core/observer.h"
 #include "rmsgrad/core/tensor.h"
 
 namespace rg {
@@ -118,7 +119,29 @@ void out_of_layout(memory result, const memory::desc& ours, float* data, bool as
 
 }  // namespace
 
+namespace {
+
+// Tells the installed observer of one call (core/observer.h).
+class ConvNotice {
+ public:
+  explicit ConvNotice(const ConvCall& call) : observer_(installed_observer()), call_(call) {
+    if (observer_) observer_->conv_started(call_);
+  }
+  ~ConvNotice() {
+    if (observer_) observer_->conv_finished(call_);
+  }
+  ConvNotice(const ConvNotice&) = delete;
+  ConvNotice& operator=(const ConvNotice&) = delete;
+
+ private:
+  Observer* observer_;
+  ConvCall call_;
+};
+
+}  // namespace
+
 void onednn_conv_forward(const ConvDims& d, const float* x, const float* weight, const float* bias, float* y) {
+  ConvNotice notice({d, true, false, false});
   ConvPrimitives& p = primitives_for(d);
   dnnl::stream stream(cpu());
   Tensor x_scratch, w_scratch, y_scratch;
@@ -138,6 +161,7 @@ void onednn_conv_forward(const ConvDims& d, const float* x, const float* weight,
 
 void onednn_conv_backward(const ConvDims& d, const float* x, const float* weight, const float* dy,
                           const ConvGradients& grads) {
+  ConvNotice notice({d, false, grads.dx != nullptr, grads.dw != nullptr || grads.db != nullptr});
   ConvPrimitives& p = primitives_for(d);
   dnnl::stream stream(cpu());
   Tensor dy_scratch, w_scratch, dx_scratch, x_scratch, dw_scratch, db_scratch;

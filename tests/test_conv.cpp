@@ -206,11 +206,13 @@ TEST_CASE("oneDNN's convolutions and the im2col path agree within float32 roundi
     int64_t n, c, h, w, o, k, stride, pad;
     bool conv1, bias, accumulate;
   };
-  // Inputs of 16 channels or more run on oneDNN's primitives, fewer on
-  // im2col with oneDNN's GEMM (autograd/conv.cpp); both are compared here.
+  // Kernels wider than 1×1 on inputs of 16 channels or more run on oneDNN's
+  // primitives, the others on im2col with oneDNN's GEMM (autograd/conv.cpp);
+  // both are compared here.
   for (const Case& k : {Case{4, 3, 9, 9, 5, 3, 1, 1, false, true, false},     // the first layer's shape: im2col
                         Case{3, 16, 8, 8, 32, 3, 2, 1, false, true, true},    // strided, blocked channels
-                        Case{2, 24, 6, 6, 20, 1, 1, 0, false, false, true},   // pointwise, no bias
+                        Case{2, 24, 6, 6, 20, 1, 1, 0, false, false, true},   // pointwise, no bias: im2col
+                        Case{2, 24, 6, 6, 20, 1, 2, 0, false, false, true},   // 1×1, stride 2: primitives
                         Case{3, 20, 1, 17, 8, 4, 1, 2, true, true, false},    // conv1d
                         Case{2, 17, 7, 5, 3, 3, 3, 0, false, true, true},     // stride 3, rectangular, 17 channels
                         Case{2, 5, 7, 5, 3, 3, 3, 0, false, true, true}}) {   // the same on 5 channels: im2col
