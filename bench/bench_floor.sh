@@ -5,7 +5,10 @@
 # floor, the 2-thread speedup of the step beside that of its products, and
 # where the rest goes.
 #
-#   bench/bench_floor.sh      # MODELS, THREADS="1 2", ROUNDS=2, NORM=layernorm, STEPS=3, WARMUP=1
+#   bench/bench_floor.sh      # MODELS, THREADS="1 2", PRECISIONS=f32, ROUNDS=2, NORM=layernorm, STEPS=3, WARMUP=1
+#
+# PRECISIONS="f32 bf16" times each step with its products in bf16 too
+# (--precision), against the bf16 floors.
 #
 # The thread counts take turns model by model, ROUNDS times over (the
 # machine's speed drifts; both configurations see the same drift), and the
@@ -15,10 +18,12 @@ set -euo pipefail
 source "$(dirname "$0")/common.sh"
 build_bench bench_floor
 for _ in $(seq "${ROUNDS:-2}"); do
-  for model in ${MODELS:-convpool order_embedding reader rnnsearch transformer}; do
+  for model in ${MODELS:-convpool order_embedding reader rnnsearch transformer lm}; do
     for t in ${THREADS:-1 2}; do
-      ours bench_floor --model "$model" --norm "${NORM:-layernorm}" --threads "$t" --steps "${STEPS:-3}" \
-        --warmup "${WARMUP:-1}" | tee -a "$lines"
+      for precision in ${PRECISIONS:-f32}; do
+        ours bench_floor --model "$model" --norm "${NORM:-layernorm}" --threads "$t" --steps "${STEPS:-3}" \
+          --warmup "${WARMUP:-1}" --precision "$precision" | tee -a "$lines"
+      done
     done
   done
 done

@@ -12,6 +12,9 @@
 //   start_rss_mb       resident size before the model was built (program, libraries)
 //   peak_live_mb       the peak of live tensor bytes during the last step
 //   cached_mb          free blocks the allocator keeps after the last step
+//   misses_last_step, evictions_last_step
+//                      blocks the last step mapped afresh and gave back to the
+//                      system: 0 and 0 once a model's cycle of sizes is cached
 //   held_at_peak       the live bytes at that peak by what holds them
 //                      (bench/allocation_accounting.h):
 //                      "forward:<op>" is what an op's forward left alive (its
@@ -63,6 +66,7 @@ void measure(const Flags& f) {
   std::unique_ptr<bench::ModelStep> m = bench::make_model_step(f.model, {parse_norm_kind(f.norm)}, sizes);
   for (int i = 0; i + 1 < f.steps; ++i) m->run();
   accounting.reset_peak();
+  const AllocatorStats before = allocator_stats();
   m->run();
 
   std::string held;
@@ -77,10 +81,12 @@ void measure(const Flags& f) {
   std::printf("{\"impl\": \"rmsgrad\", \"model\": \"%s\", \"sizes\": \"%s\", \"norm\": \"%s\", "
               "\"threads\": %d, %s\"parameters\": %lld, "
               "\"steps\": %d, \"peak_rss_mb\": %.1f, \"rss_mb\": %.1f, \"start_rss_mb\": %.1f, "
-              "\"peak_live_mb\": %.1f, \"cached_mb\": %.1f, \"held_at_peak\": {%s}}\n",
+              "\"peak_live_mb\": %.1f, \"cached_mb\": %.1f, \"misses_last_step\": %zu, "
+              "\"evictions_last_step\": %zu, \"held_at_peak\": {%s}}\n",
               f.model.c_str(), f.sizes.c_str(), f.norm.c_str(), f.threads, sizes.json().c_str(),
               static_cast<long long>(m->model().parameter_count()), f.steps, bench::status_mb("VmHWM"), bench::status_mb("VmRSS"), start_rss,
-              peak_live, mb(stats.cached_bytes), held.c_str());
+              peak_live, mb(stats.cached_bytes), stats.misses - before.misses, stats.evictions - before.evictions,
+              held.c_str());
   std::fflush(stdout);
 }
 

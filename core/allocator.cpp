@@ -69,7 +69,7 @@ struct Cache {
   // The most live + cached may be.
   size_t limit() const {
     const double peak = static_cast<double>(peak_live_bytes);
-    const double grown = std::min(static_cast<double>(regrown_bytes), settings.headroom * peak);
+    const double grown = std::min(static_cast<double>(regrown_bytes), settings.regrowth * peak);
     return std::max(kCacheFloorBytes, static_cast<size_t>(peak * (1.0 + settings.headroom) + grown));
   }
 

@@ -26,9 +26,12 @@
 // block of one size class cannot serve another. At a bound of 1.25× every
 // step evicted 18 blocks and mapped them again: 12,700 page faults, ~20 ms
 // of a 650 ms step. So a miss for a size among the last blocks evicted lets
-// the bound grow by that block, up to `headroom` × the peak more (at most
-// 1.5× the peak by default). Sizes no longer used are never asked for again
-// and do not grow it.
+// the bound grow by that block, up to `regrowth` × the peak more (at most
+// 1.35× the peak by default). Sizes no longer used are never asked for again
+// and do not grow it. The growth is capped tightly because a program whose
+// shapes vary every step (length-bucketed batches) meets sizes it evicted a
+// moment ago all the time: with room for 1.5×, RNNSearch on Multi30k held
+// 2.1 GB where 1.9 GB serve it as well (BENCHMARKS.md, "Memory").
 //
 // Cached-size blocks are mapped from the system one by one (mmap) and
 // unmapped when evicted, so evicted memory really leaves the process; a heap
@@ -52,9 +55,10 @@ float* allocate_floats(int64_t count);  // uninitialised; count may be 0
 void release_floats(float* p, int64_t count);
 
 // What bounds the cache: live + cached ≤ (1 + headroom) · peak live, growing
-// to at most (1 + 2 · headroom) · peak live when evicted sizes come back.
+// to at most (1 + headroom + regrowth) · peak live when evicted sizes come back.
 struct CacheSettings {
   double headroom = 0.25;
+  double regrowth = 0.10;
 };
 void set_cache_settings(const CacheSettings& settings);
 CacheSettings cache_settings();

@@ -2,6 +2,7 @@
 
 #include <cblas.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -54,16 +55,24 @@ Precision& chosen_precision() {
 // thread converts into its own buffers and passes its own scratchpad, so
 // gemm_batched's threads can run the same primitive at once.
 
-void to_bf16(const float* in, uint16_t* out, int64_t n) {
-  parallel_for(n, kGrainElementwise, [=](int64_t lo, int64_t hi) {
+// The [rows, cols] block of a row-major matrix whose rows are `ld` floats
+// apart, in bf16, rows one after another.
+void to_bf16(const float* in, int64_t ld, int64_t rows, int64_t cols, uint16_t* out) {
+  parallel_for(rows * cols, kGrainElementwise, [=](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi;) {
+      const int64_t r = i / cols, c0 = i % cols, c1 = std::min(cols, c0 + (hi - i));
+      const float* row = in + r * ld;
+      uint16_t* dst = out + r * cols;
 #pragma omp simd
-    for (int64_t i = lo; i < hi; ++i) {
-      uint32_t bits;
-      std::memcpy(&bits, &in[i], sizeof bits);
-      const bool nan = (bits & 0x7fffffffu) > 0x7f800000u;
-      // Adding 0x7fff plus the lowest kept bit rounds to nearest, ties to even.
-      const uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
-      out[i] = static_cast<uint16_t>(nan ? (bits >> 16) | 0x40u : rounded);  // a NaN stays a (quiet) NaN
+      for (int64_t c = c0; c < c1; ++c) {
+        uint32_t bits;
+        std::memcpy(&bits, &row[c], sizeof bits);
+        const bool nan = (bits & 0x7fffffffu) > 0x7f800000u;
+        // Adding 0x7fff plus the lowest kept bit rounds to nearest, ties to even.
+        const uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
+        dst[c] = static_cast<uint16_t>(nan ? (bits >> 16) | 0x40u : rounded);  // a NaN stays a (quiet) NaN
+      }
+      i += c1 - c0;
     }
   });
 }
@@ -107,24 +116,36 @@ Bf16Matmul& bf16_matmul_for(bool trans_a, bool trans_b, int64_t m, int64_t n, in
   return *entry;
 }
 
+// A's bf16 copy is made kBf16BlockFloats at a time (blocks of rows of
+// op(A), each one product), so that the copy of a large operand — the
+// gradient of an 8,000-word output layer — adds a few MB, not its full size.
+constexpr int64_t kBf16BlockFloats = int64_t{1} << 22;
+
 void gemm_bf16(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                const float* b, float beta, float* c) {
-  Bf16Matmul& mm = bf16_matmul_for(trans_a, trans_b, m, n, k, alpha, beta);
   thread_local std::vector<uint16_t> a16, b16;
   thread_local std::vector<char> scratchpad;
-  a16.resize(m * k);
-  b16.resize(k * n);
-  scratchpad.resize(mm.pd.scratchpad_desc().get_size());
-  to_bf16(a, a16.data(), m * k);
-  to_bf16(b, b16.data(), k * n);
+  b16.resize(k * n);  // B as stored: [K, N], or [N, K] when transposed
+  to_bf16(b, trans_b ? k : n, trans_b ? n : k, trans_b ? k : n, b16.data());
+  const int64_t block = std::min(m, std::max<int64_t>(16, kBf16BlockFloats / k / 16 * 16));
+  a16.resize(block * k);
   using dnnl::memory;
   dnnl::engine& engine = cpu_engine();
   thread_local dnnl::stream stream(engine);
-  mm.primitive.execute(stream, {{DNNL_ARG_SRC, memory(mm.pd.src_desc(), engine, a16.data())},
-                                {DNNL_ARG_WEIGHTS, memory(mm.pd.weights_desc(), engine, b16.data())},
-                                {DNNL_ARG_DST, memory(mm.pd.dst_desc(), engine, c)},
-                                {DNNL_ARG_SCRATCHPAD, memory(mm.pd.scratchpad_desc(), engine, scratchpad.data())}});
-  stream.wait();
+  for (int64_t r0 = 0; r0 < m; r0 += block) {
+    const int64_t rows = std::min(block, m - r0);
+    // Rows r0 .. r0 + rows of op(A): rows of A as stored, or its columns
+    // when transposed, copied as the [K, rows] block they are there.
+    if (trans_a) to_bf16(a + r0, m, k, rows, a16.data());
+    else to_bf16(a + r0 * k, k, rows, k, a16.data());
+    Bf16Matmul& mm = bf16_matmul_for(trans_a, trans_b, rows, n, k, alpha, beta);
+    scratchpad.resize(std::max(scratchpad.size(), mm.pd.scratchpad_desc().get_size()));
+    mm.primitive.execute(stream, {{DNNL_ARG_SRC, memory(mm.pd.src_desc(), engine, a16.data())},
+                                  {DNNL_ARG_WEIGHTS, memory(mm.pd.weights_desc(), engine, b16.data())},
+                                  {DNNL_ARG_DST, memory(mm.pd.dst_desc(), engine, c + r0 * n)},
+                                  {DNNL_ARG_SCRATCHPAD, memory(mm.pd.scratchpad_desc(), engine, scratchpad.data())}});
+    stream.wait();
+  }
 }
 #endif
 

@@ -13,7 +13,6 @@
 
 #include "rmsgrad/core/gemm.h"
 #include "rmsgrad/core/observer.h"
-#include "rmsgrad/core/tensor.h"
 
 namespace rg {
 
@@ -91,15 +90,38 @@ ConvPrimitives& primitives_for(const ConvDims& d) {
   return *entry;
 }
 
+// Working memory for the layouts the primitives run on: one buffer per role
+// and thread, kept and grown, never given back. It stays outside the tensor
+// allocator on purpose: the blocked layouts' padded sizes match no tensor's,
+// and as cached blocks they pushed ConvPool-CNN-C's cycle of sizes past the
+// cache's bound (core/allocator.h), so that every step mapped 23 blocks afresh.
+class Workspace {
+ public:
+  float* get(size_t bytes) {
+    const size_t floats = (bytes + sizeof(float) - 1) / sizeof(float);
+    if (floats > size_) {
+      data_.reset(new float[floats]);  // uninitialised: every use overwrites it
+      size_ = floats;
+    }
+    return data_.get();
+  }
+
+ private:
+  std::unique_ptr<float[]> data_;
+  size_t size_ = 0;
+};
+
+enum Role { kInput, kWeight, kOutput, kInputGrad, kWeightGrad, kBiasGrad, kRoles };
+thread_local Workspace workspace[kRoles];
+
 // Memory for a primitive's operand in layout `want`. Where our layout is
-// already `want`, our buffer itself; else a buffer from the tensor allocator
-// (kept alive by `scratch`), filled from ours when `fill` is set.
-memory in_layout(const memory::desc& ours, const float* data, const memory::desc& want, Tensor& scratch,
+// already `want`, our buffer itself; else the role's workspace, filled from
+// ours when `fill` is set.
+memory in_layout(const memory::desc& ours, const float* data, const memory::desc& want, Role role,
                  dnnl::stream& stream, bool fill = true) {
   memory user(ours, cpu(), const_cast<float*>(data));
   if (want == ours) return user;
-  scratch = Tensor::empty(Shape{static_cast<int64_t>((want.get_size() + sizeof(float) - 1) / sizeof(float))});
-  memory converted(want, cpu(), scratch.data());
+  memory converted(want, cpu(), workspace[role].get(want.get_size()));
   if (fill) dnnl::reorder(user, converted).execute(stream, user, converted);
   return converted;
 }
@@ -144,10 +166,9 @@ void onednn_conv_forward(const ConvDims& d, const float* x, const float* weight,
   ConvNotice notice({d, true, false, false});
   ConvPrimitives& p = primitives_for(d);
   dnnl::stream stream(cpu());
-  Tensor x_scratch, w_scratch, y_scratch;
-  memory x_mem = in_layout(p.x, x, p.forward_pd.src_desc(), x_scratch, stream);
-  memory w_mem = in_layout(p.weight, weight, p.forward_pd.weights_desc(), w_scratch, stream);
-  memory y_mem = in_layout(p.y, y, p.forward_pd.dst_desc(), y_scratch, stream, false);
+  memory x_mem = in_layout(p.x, x, p.forward_pd.src_desc(), kInput, stream);
+  memory w_mem = in_layout(p.weight, weight, p.forward_pd.weights_desc(), kWeight, stream);
+  memory y_mem = in_layout(p.y, y, p.forward_pd.dst_desc(), kOutput, stream, false);
   if (bias) {
     memory b_mem(p.bias, cpu(), const_cast<float*>(bias));
     p.forward_with_bias.execute(
@@ -164,31 +185,26 @@ void onednn_conv_backward(const ConvDims& d, const float* x, const float* weight
   ConvNotice notice({d, false, grads.dx != nullptr, grads.dw != nullptr || grads.db != nullptr});
   ConvPrimitives& p = primitives_for(d);
   dnnl::stream stream(cpu());
-  Tensor dy_scratch, w_scratch, dx_scratch, x_scratch, dw_scratch, db_scratch;
   if (grads.dx) {
-    memory dy_mem = in_layout(p.y, dy, p.data_pd.diff_dst_desc(), dy_scratch, stream);
-    memory w_mem = in_layout(p.weight, weight, p.data_pd.weights_desc(), w_scratch, stream);
+    memory dy_mem = in_layout(p.y, dy, p.data_pd.diff_dst_desc(), kOutput, stream);
+    memory w_mem = in_layout(p.weight, weight, p.data_pd.weights_desc(), kWeight, stream);
     // Written in place only when it may overwrite dx in our layout.
     const bool in_place = grads.assign_dx && p.data_pd.diff_src_desc() == p.x;
     memory dx_mem = in_place ? memory(p.x, cpu(), grads.dx)
-                             : in_layout(p.x, grads.dx, p.data_pd.diff_src_desc(), dx_scratch, stream, false);
-    if (!in_place && dx_mem.get_data_handle() == grads.dx) {  // same layout, but dx must be added to
-      dx_scratch = Tensor::empty(Shape{d.n * d.c * d.h * d.w});
-      dx_mem = memory(p.x, cpu(), dx_scratch.data());
-    }
+                             : memory(p.data_pd.diff_src_desc(), cpu(),
+                                      workspace[kInputGrad].get(p.data_pd.diff_src_desc().get_size()));
     p.backward_data.execute(stream,
                             {{DNNL_ARG_DIFF_DST, dy_mem}, {DNNL_ARG_WEIGHTS, w_mem}, {DNNL_ARG_DIFF_SRC, dx_mem}});
     out_of_layout(dx_mem, p.x, grads.dx, grads.assign_dx, stream);
   }
   if (grads.dw || grads.db) {
-    Tensor dy2_scratch;
-    memory dy_mem = in_layout(p.y, dy, p.weights_pd.diff_dst_desc(), dy2_scratch, stream);
-    memory x_mem = in_layout(p.x, x, p.weights_pd.src_desc(), x_scratch, stream);
-    // oneDNN computes both; one not wanted goes to scratch and is dropped.
-    dw_scratch = Tensor::empty(Shape{static_cast<int64_t>(p.weights_pd.diff_weights_desc().get_size() / sizeof(float))});
-    memory dw_mem(p.weights_pd.diff_weights_desc(), cpu(), dw_scratch.data());
-    db_scratch = Tensor::empty(Shape{d.o});
-    memory db_mem(p.bias, cpu(), db_scratch.data());
+    memory dy_mem = in_layout(p.y, dy, p.weights_pd.diff_dst_desc(), kOutput, stream);
+    memory x_mem = in_layout(p.x, x, p.weights_pd.src_desc(), kInput, stream);
+    // oneDNN computes both; one not wanted is dropped.
+    memory dw_mem(p.weights_pd.diff_weights_desc(), cpu(),
+                  workspace[kWeightGrad].get(p.weights_pd.diff_weights_desc().get_size()));
+    float* db = workspace[kBiasGrad].get(d.o * sizeof(float));
+    memory db_mem(p.bias, cpu(), db);
     p.backward_weights.execute(stream, {{DNNL_ARG_DIFF_DST, dy_mem},
                                         {DNNL_ARG_SRC, x_mem},
                                         {DNNL_ARG_DIFF_WEIGHTS, dw_mem},
@@ -196,7 +212,7 @@ void onednn_conv_backward(const ConvDims& d, const float* x, const float* weight
     if (grads.dw) out_of_layout(dw_mem, p.weight, grads.dw, grads.assign_dw, stream);
     stream.wait();
     if (grads.db)
-      for (int64_t o = 0; o < d.o; ++o) grads.db[o] = grads.assign_db ? db_scratch.data()[o] : grads.db[o] + db_scratch.data()[o];
+      for (int64_t o = 0; o < d.o; ++o) grads.db[o] = grads.assign_db ? db[o] : grads.db[o] + db[o];
   }
   stream.wait();
 }

@@ -163,6 +163,9 @@ TEST_CASE("bf16 products: inputs rounded to bf16, sums in f32, every transpose, 
     }
   products.push_back({false, false, 6, 160, 160, 164, 1.0f, 0.0f});  // batched, parallel over the batch
   products.push_back({true, false, 3, 256, 192, 96, 1.0f, 1.0f});    // batched, one by one
+  // A's bf16 copy in blocks of rows (kBf16BlockFloats = 2²² floats): 2048 rows, then 52.
+  products.push_back({false, false, 1, 2100, 24, 2048, 1.0f, 1.0f});
+  products.push_back({true, true, 1, 2100, 24, 2048, 1.0f, 0.0f});
   for (int threads : {1, 2}) {
     set_num_threads(threads);
     for (const Product& p : products)
