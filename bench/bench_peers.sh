@@ -12,6 +12,12 @@
 # bf16, the PyTorch twins under CPU autocast to bf16 (bench/torch_timing.py); the JAX twins have no
 # autocast and run in f32 only.
 #
+# NO_COMPILE="reader ..." skips those models' compiled twin (its column then shows a dash): the
+# reader's first compile takes ~20 minutes per thread count and precision.
+#
+# KEEP_LINES=FILE also appends every line to FILE (the table's input, kept after the run; several
+# runs can add to one file and bench/peers_table.py FILE makes their table).
+#
 # ROUNDS interleaved rounds: each round runs every model at every thread count, ours and its peers one
 # after the other, so that a drift of the machine's speed hits them alike. Every program runs at its
 # recipe's sizes, bench_step's defaults (bench/model_steps/*_step.h), which are the twins' defaults
@@ -35,7 +41,7 @@ peer() {
   while IFS= read -r line; do
     echo "$line"
     if [[ $line == "{"* ]]; then
-      echo "{\"bench_model\": \"$model\", ${line#\{}" >>"$lines"
+      echo "{\"bench_model\": \"$model\", ${line#\{}" | tee -a ${KEEP_LINES:+"$KEEP_LINES"} >>"$lines"
     fi
   done < <("$@" || echo "$0: failed: $*" >&2)
 }
@@ -63,7 +69,9 @@ for _ in $(seq "${ROUNDS:-2}"); do
         p=(--precision "$precision")
         peer "$model" ours bench_step --model "$model" --norm "$norm" --threads "$t" "${p[@]}" "${steps[@]}"
         peer "$model" twin "$t" "${torch_twin[$model]}" --norm "$norm" "${p[@]}" "${steps[@]}"
-        peer "$model" twin "$t" "${torch_twin[$model]}" --compile --norm "$norm" "${p[@]}" "${steps[@]}"
+        if [[ " ${NO_COMPILE:-} " != *" $model "* ]]; then
+          peer "$model" twin "$t" "${torch_twin[$model]}" --compile --norm "$norm" "${p[@]}" "${steps[@]}"
+        fi
         if [ -n "${jax_twin[$model]:-}" ] && [ -n "$jax" ] && [ "$precision" = f32 ]; then
           # The JAX twin sets XLA's thread count itself from --threads (see rnnsearch_jax.py).
           peer "$model" "$jax" "bench/${jax_twin[$model]}" --norm "$norm" --threads "$t" "${steps[@]}"
