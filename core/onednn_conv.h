@@ -12,10 +12,11 @@
 // Under bf16 products (core/gemm.h: set_product_precision) the input, the
 // weight and dy enter the primitives in bf16; y and the gradients are f32.
 //
-// autograd/conv.cpp calls these when the product library is oneDNN
-// (core/gemm.h: RG_GEMM=onednn, the default where it is built in); its
-// im2col + GEMM path is the reference, and the tests hold the two equal
-// within float32 rounding.
+// autograd/conv.cpp calls these, when the product library is oneDNN
+// (core/gemm.h: RG_GEMM=onednn, the default where it is built in), for the
+// convolutions they run faster: kernels wider than 1×1 on inputs of at least
+// 16 channels. Its im2col + GEMM path is the reference, and the tests hold
+// the two equal within float32 rounding.
 #include <cstdint>
 
 namespace rg {
