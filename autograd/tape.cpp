@@ -162,15 +162,16 @@ void Tape::check_output(const Node& output) const {
 
 void Tape::backward(const Var& loss) { backward(loss, LeafReady{}); }
 
-void Tape::backward(const Var& loss, const LeafReady& ready) {
+void Tape::backward(const Var& loss, const LeafReady& ready, const std::function<void()>& after_node) {
   check(loss.defined(), "backward: the loss is undefined");
   check(loss.numel() == 1, "backward: the loss must have one element, its shape is {}", loss.shape());
-  run_backward(loss, Tensor::ones(loss.shape()), true, ready);
+  run_backward(loss, Tensor::ones(loss.shape()), true, ready, after_node);
 }
 
 void Tape::backward(const Var& output, const Tensor& output_grad) { run_backward(output, output_grad, false); }
 
-void Tape::run_backward(const Var& output, const Tensor& output_grad, bool release, const LeafReady& ready) {
+void Tape::run_backward(const Var& output, const Tensor& output_grad, bool release, const LeafReady& ready,
+                        const std::function<void()>& after_node) {
   check(output.defined(), "backward: the output is undefined");
   check(output_grad.shape() == output.shape(), "backward: gradient shape {} differs from output shape {}",
         output_grad.shape(), output.shape());
@@ -237,6 +238,7 @@ void Tape::run_backward(const Var& output, const Tensor& output_grad, bool relea
           unoptimized.push_back(input.get());
         }
     passed(node);
+    if (after_node) after_node();
     if (release) {
       // Every node that used this one comes later on the tape, so has run:
       // nothing in this pass needs its backward function (and the tensors

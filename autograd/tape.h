@@ -59,8 +59,11 @@ class Tape {
   // gradient for this pass is then final, while the pass goes on. A leaf that
   // no recorded node uses is not reported. Data-parallel training starts
   // summing gradients over processes there (dist/gradient_reducer.h).
+  // `after_node()`, when given, runs after each node's backward: there the
+  // reducer lets MPI move the sums already started (MPI progresses only
+  // inside its own calls).
   using LeafReady = std::function<void(Node& leaf)>;
-  void backward(const Var& loss, const LeafReady& ready);
+  void backward(const Var& loss, const LeafReady& ready, const std::function<void()>& after_node = {});
   // The same from a non-scalar output, seeded with d(something)/d(output).
   // This form keeps the graph (only intermediate gradients are released), so
   // it can be run again with another seed, as gradient checks do.
@@ -81,7 +84,8 @@ class Tape {
   friend class NoGradGuard;
   void check_input(const Node& input, const char* op, size_t index) const;
   void check_output(const Node& output) const;
-  void run_backward(const Var& output, const Tensor& output_grad, bool release, const LeafReady& ready = {});
+  void run_backward(const Var& output, const Tensor& output_grad, bool release, const LeafReady& ready = {},
+                    const std::function<void()>& after_node = {});
   std::vector<std::shared_ptr<Node>> live_nodes() const;
 
   std::vector<std::weak_ptr<Node>> nodes_;      // creation order; expired ones are skipped

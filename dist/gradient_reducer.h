@@ -6,14 +6,20 @@
 // backward would leave the network idle while backward runs. So, as PyTorch's
 // DistributedDataParallel and Horovod do:
 //
-//   - the parameters are packed, in reverse registration order (about the
-//     order backward finishes them: the last layer's first), into buckets of
+//   - the parameters are packed into buckets in about the order backward
+//     finishes them: the first bucket small (kFirstBucketBytes, 1 MiB, as
+//     PyTorch's DDP does), so that the first sum starts early, the rest of
 //     about `bucket_bytes` (25 MiB by default; a larger parameter gets a
-//     bucket of its own);
+//     bucket of its own). The first step guesses the order (reverse
+//     registration: the last layer's first); after it the buckets are built
+//     again in the order its gradients actually became final on rank 0
+//     (broadcast, so every process has the same buckets);
 //   - backward runs with the tape's leaf-ready hook (Tape::backward(loss,
-//     ready)). When the last gradient of a bucket is final, the bucket's
-//     gradients are copied into one flat buffer and a non-blocking sum over
-//     the processes starts, while backward goes on with the layers below;
+//     ready, after_node)). When the last gradient of a bucket is final, the
+//     bucket's gradients are copied into one flat buffer and a non-blocking
+//     sum over the processes starts, while backward goes on with the layers
+//     below; after every backward node the reducer lets MPI move the sums on
+//     (MPI transfers data only inside its calls);
 //   - buckets start strictly in index order, so every process issues the same
 //     collectives in the same order (MPI's rule) even if its backward
 //     finishes them in another order;
@@ -48,6 +54,7 @@ namespace rg::dist {
 class GradientReducer {
  public:
   static constexpr int64_t kDefaultBucketBytes = int64_t{25} << 20;
+  static constexpr int64_t kFirstBucketBytes = int64_t{1} << 20;
 
   GradientReducer(ProcessGroup& group, NamedParameters parameters, int64_t bucket_bytes = kDefaultBucketBytes);
 
@@ -60,9 +67,12 @@ class GradientReducer {
   std::vector<int64_t> bucket_sizes() const;
 
   // Where the last backward's time went: the backward pass itself (with the
-  // sums started inside it) and the wait for the sums after it.
+  // sums started inside it), the part of it spent starting and moving the
+  // sums (copies into the buckets, MPI's calls), and the wait for the sums
+  // after it (with the copies back into the gradients).
   struct Timing {
     double backward_seconds = 0.0;
+    double communication_in_backward_seconds = 0.0;
     double wait_seconds = 0.0;
     int buckets_started_in_backward = 0;
   };
@@ -74,14 +84,21 @@ class GradientReducer {
     std::vector<float> flat;      // their gradients, end to end
     size_t waiting = 0;           // members whose gradient is not final yet
   };
+  // Buckets of parameters in this order (indices into parameters_), the first of kFirstBucketBytes.
+  void make_buckets(const std::vector<size_t>& order);
+  // After the first step: the buckets again, in the order rank 0's gradients became final.
+  void rebuild_buckets();
   void start_ready_buckets();
   void start(Bucket& bucket);
 
   ProcessGroup& group_;
   NamedParameters parameters_;
   std::vector<Bucket> buckets_;
+  int64_t bucket_bytes_;
   std::vector<size_t> bucket_of_;   // parameter index → bucket
   size_t next_to_start_ = 0;
+  bool rebuilt_ = false;
+  std::vector<size_t> ready_order_;  // the first step's parameters, as their gradients became final
   Timing timing_;
 };
 

@@ -1,9 +1,16 @@
 #include "rmsgrad/dist/process_group.h"
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <initializer_list>
+#include <memory>
+#include <thread>
+
+#include <fmt/format.h>
 
 #include "rmsgrad/core/error.h"
 
@@ -25,11 +32,138 @@ const char* env(const char* name) {
 bool started_by_launcher() { return env("OMPI_COMM_WORLD_SIZE") || env("PMI_SIZE") || env("PMIX_RANK"); }
 
 #ifdef RG_HAVE_MPI
-// The non-blocking sums started and not yet waited for (MPI_REQUEST_NULL once done).
-std::vector<MPI_Request>& requests() {
-  static std::vector<MPI_Request> pending;
-  return pending;
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
+
+// A collective this process started and has not yet seen finish.
+struct Pending {
+  MPI_Request request = MPI_REQUEST_NULL;
+  int64_t number = 0;  // this process's count of collectives, from 1
+  std::string what;    // "the broadcast of 10 floats from rank 0", for messages
+};
+
+// Where a process is, as it answers another's question: the collective it
+// waits in (number 0: none). Sent as bytes.
+struct Whereabouts {
+  int64_t number = 0;
+  char what[120] = {};
+};
+
+constexpr int kQuestionTag = 1, kAnswerTag = 2;
+
+// The MPI state behind the process group: a second communicator for the
+// questions about whereabouts (apart from the collectives, which they must not
+// disturb), the count of collectives, and the sums started and not yet waited for.
+struct Job {
+  MPI_Comm side = MPI_COMM_NULL;
+  int64_t collectives = 0;
+  std::vector<Pending> sums;
+  std::vector<std::unique_ptr<Whereabouts>> answers_sent;  // kept until exit: MPI may still be sending them
+};
+Job& job() {
+  static Job state;
+  return state;
+}
+
+Pending started(std::string what) { return Pending{MPI_REQUEST_NULL, ++job().collectives, std::move(what)}; }
+
+// Answers every question that has come in: "I am waiting in `here`".
+void answer_questions(const Pending& here) {
+  Job& j = job();
+  for (;;) {
+    int asked = 0;
+    MPI_Status status;
+    MPI_Iprobe(MPI_ANY_SOURCE, kQuestionTag, j.side, &asked, &status);
+    if (!asked) return;
+    int64_t their_number = 0;
+    MPI_Recv(&their_number, 1, MPI_INT64_T, status.MPI_SOURCE, kQuestionTag, j.side, MPI_STATUS_IGNORE);
+    auto answer = std::make_unique<Whereabouts>();
+    answer->number = here.number;
+    std::snprintf(answer->what, sizeof answer->what, "%s", here.what.c_str());
+    MPI_Request request;
+    MPI_Isend(answer.get(), sizeof(Whereabouts), MPI_BYTE, status.MPI_SOURCE, kAnswerTag, j.side, &request);
+    MPI_Request_free(&request);
+    j.answers_sent.push_back(std::move(answer));
+  }
+}
+
+// Past the deadline in `stuck`: asks every other process where it is, waits
+// kAnswerSeconds for the answers (answering questions meanwhile), and throws
+// the error that says who had not arrived.
+[[noreturn]] void give_up(const ProcessGroup& group, const Pending& stuck, double waited) {
+  Job& j = job();
+  const int n = group.size();
+  std::vector<Whereabouts> answers(static_cast<size_t>(n));
+  std::vector<MPI_Request> listening(static_cast<size_t>(n), MPI_REQUEST_NULL);
+  for (int r = 0; r < n; ++r) {
+    if (r == group.rank()) continue;
+    MPI_Request asking;
+    MPI_Isend(&stuck.number, 1, MPI_INT64_T, r, kQuestionTag, j.side, &asking);
+    MPI_Request_free(&asking);
+    MPI_Irecv(&answers[r], sizeof(Whereabouts), MPI_BYTE, r, kAnswerTag, j.side, &listening[r]);
+  }
+  std::vector<bool> answered(static_cast<size_t>(n), false);
+  const auto asked_at = std::chrono::steady_clock::now();
+  while (seconds_since(asked_at) < ProcessGroup::kAnswerSeconds) {
+    bool all = true;
+    for (int r = 0; r < n; ++r) {
+      if (r == group.rank() || answered[r]) continue;
+      int done = 0;
+      MPI_Test(&listening[r], &done, MPI_STATUS_IGNORE);
+      answered[r] = done != 0;
+      all = all && answered[r];
+    }
+    if (all) break;
+    answer_questions(stuck);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::string missing;
+  for (int r = 0; r < n; ++r) {
+    if (r == group.rank() || (answered[r] && answers[r].number == stuck.number)) continue;
+    missing += (missing.empty() ? " Not arrived: " : "; ") + group.describe(r);
+    if (!answered[r])
+      missing += fmt::format(", which did not answer within {:g} s (busy outside any collective, hung, or its host "
+                             "unreachable)",
+                             ProcessGroup::kAnswerSeconds);
+    else if (answers[r].number == 0)
+      missing += ", which is in no collective";
+    else
+      missing += fmt::format(", which waits in its collective #{}, {}", answers[r].number,
+                             std::string(answers[r].what, strnlen(answers[r].what, sizeof answers[r].what)));
+  }
+  throw Error(fmt::format("{} has waited {:.0f} s (collective #{} of this process), past the deadline of {:g} s "
+                          "(--collective-deadline, in minutes).{}",
+                          stuck.what, waited, stuck.number, group.deadline(),
+                          missing.empty() ? " Every rank has arrived, yet it does not finish: the network between them "
+                                            "fails."
+                                          : missing));
+}
+
+// Waits for collectives started in this order, polling (which is how MPI
+// moves their data), answering other processes' questions, and giving up
+// past the group's deadline.
+void await(const ProcessGroup& group, std::span<Pending> pending) {
+  const auto start = std::chrono::steady_clock::now();
+  size_t open = 0;  // the first not seen finished
+  for (uint64_t poll = 1;; ++poll) {
+    while (open < pending.size()) {
+      int done = 0;
+      MPI_Test(&pending[open].request, &done, MPI_STATUS_IGNORE);
+      if (!done) break;
+      ++open;
+    }
+    if (open == pending.size()) return;
+    if (poll % 64 == 0) {
+      answer_questions(pending[open]);
+      const double waited = seconds_since(start);
+      if (group.deadline() > 0 && waited > group.deadline()) give_up(group, pending[open], waited);
+      std::this_thread::yield();
+    }
+  }
+}
+
+void await(const ProcessGroup& group, Pending&& one) { await(group, std::span<Pending>(&one, 1)); }
 
 // MPI counts in int; a long buffer goes in pieces.
 template <class Call>
@@ -42,9 +176,11 @@ void in_chunks(size_t count, Call&& call) {
 }
 
 template <class T>
-void sum_in_place(std::span<T> values, MPI_Datatype type) {
+void sum_in_place(const ProcessGroup& group, std::span<T> values, MPI_Datatype type) {
   in_chunks(values.size(), [&](size_t at, int n) {
-    MPI_Allreduce(MPI_IN_PLACE, values.data() + at, n, type, MPI_SUM, MPI_COMM_WORLD);
+    Pending sum = started(fmt::format("the sum of {} value{}", n, n == 1 ? "" : "s"));
+    MPI_Iallreduce(MPI_IN_PLACE, values.data() + at, n, type, MPI_SUM, MPI_COMM_WORLD, &sum.request);
+    await(group, std::move(sum));
   });
 }
 #endif
@@ -79,6 +215,11 @@ ProcessGroup::ProcessGroup() {
         provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  MPI_Comm_dup(MPI_COMM_WORLD, &job().side);
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  MPI_Get_processor_name(name, &length);
+  hosts_ = all_gather(std::string(name, static_cast<size_t>(length)));
 #else
   check(launched_processes() == 1,
         "this build has no MPI (install libopenmpi-dev and rebuild), so it cannot be one of the {} processes "
@@ -90,6 +231,7 @@ ProcessGroup::ProcessGroup() {
 ProcessGroup::~ProcessGroup() {
 #ifdef RG_HAVE_MPI
   if (!mpi_) return;
+  if (job().side != MPI_COMM_NULL) MPI_Comm_free(&job().side);
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized) MPI_Finalize();
@@ -98,7 +240,7 @@ ProcessGroup::~ProcessGroup() {
 
 void ProcessGroup::sum(std::span<float> values) const {
 #ifdef RG_HAVE_MPI
-  if (distributed()) sum_in_place(values, MPI_FLOAT);
+  if (distributed()) sum_in_place(*this, values, MPI_FLOAT);
 #else
   (void)values;
 #endif
@@ -106,7 +248,7 @@ void ProcessGroup::sum(std::span<float> values) const {
 
 void ProcessGroup::sum(std::span<double> values) const {
 #ifdef RG_HAVE_MPI
-  if (distributed()) sum_in_place(values, MPI_DOUBLE);
+  if (distributed()) sum_in_place(*this, values, MPI_DOUBLE);
 #else
   (void)values;
 #endif
@@ -120,8 +262,11 @@ double ProcessGroup::sum(double value) const {
 void ProcessGroup::broadcast(std::span<float> values, int root) const {
 #ifdef RG_HAVE_MPI
   if (!distributed()) return;
-  in_chunks(values.size(),
-            [&](size_t at, int n) { MPI_Bcast(values.data() + at, n, MPI_FLOAT, root, MPI_COMM_WORLD); });
+  in_chunks(values.size(), [&](size_t at, int n) {
+    Pending bcast = started(fmt::format("the broadcast of {} floats from rank {}", n, root));
+    MPI_Ibcast(values.data() + at, n, MPI_FLOAT, root, MPI_COMM_WORLD, &bcast.request);
+    await(*this, std::move(bcast));
+  });
 #else
   (void)values, (void)root;
 #endif
@@ -132,9 +277,15 @@ std::string ProcessGroup::broadcast(const std::string& text, int root) const {
 #ifdef RG_HAVE_MPI
   if (!distributed()) return out;
   uint64_t length = out.size();
-  MPI_Bcast(&length, 1, MPI_UINT64_T, root, MPI_COMM_WORLD);
+  Pending size = started(fmt::format("the broadcast of a text's length from rank {}", root));
+  MPI_Ibcast(&length, 1, MPI_UINT64_T, root, MPI_COMM_WORLD, &size.request);
+  await(*this, std::move(size));
   out.resize(length);
-  in_chunks(length, [&](size_t at, int n) { MPI_Bcast(out.data() + at, n, MPI_CHAR, root, MPI_COMM_WORLD); });
+  in_chunks(length, [&](size_t at, int n) {
+    Pending text = started(fmt::format("the broadcast of a text of {} bytes from rank {}", n, root));
+    MPI_Ibcast(out.data() + at, n, MPI_CHAR, root, MPI_COMM_WORLD, &text.request);
+    await(*this, std::move(text));
+  });
 #else
   (void)root;
 #endif
@@ -147,7 +298,9 @@ std::vector<std::string> ProcessGroup::all_gather(const std::string& text) const
     check(text.size() <= INT_MAX, "MPI: all_gather of {} bytes", text.size());
     const int mine = static_cast<int>(text.size());
     std::vector<int> lengths(size_), offsets(size_);
-    MPI_Allgather(&mine, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD);
+    Pending sizes = started("the gathering of every rank's text length");
+    MPI_Iallgather(&mine, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD, &sizes.request);
+    await(*this, std::move(sizes));
     int64_t total = 0;
     for (int r = 0; r < size_; ++r) {
       check(total <= INT_MAX, "MPI: all_gather of more than 2 GB");
@@ -155,7 +308,10 @@ std::vector<std::string> ProcessGroup::all_gather(const std::string& text) const
       total += lengths[r];
     }
     std::string all(static_cast<size_t>(total), '\0');
-    MPI_Allgatherv(text.data(), mine, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, MPI_COMM_WORLD);
+    Pending texts = started(fmt::format("the gathering of every rank's text ({} bytes in all)", total));
+    MPI_Iallgatherv(text.data(), mine, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, MPI_COMM_WORLD,
+                    &texts.request);
+    await(*this, std::move(texts));
     std::vector<std::string> out;
     for (int r = 0; r < size_; ++r) out.push_back(all.substr(offsets[r], lengths[r]));
     return out;
@@ -176,8 +332,10 @@ std::vector<float> ProcessGroup::all_gather(std::span<const float> mine, const s
     check(total <= INT_MAX, "MPI: all_gather of {} values", total);
     std::vector<int> ints(counts.begin(), counts.end()), offsets(size_, 0);
     for (int r = 1; r < size_; ++r) offsets[r] = offsets[r - 1] + ints[r - 1];
-    MPI_Allgatherv(mine.data(), ints[rank_], MPI_FLOAT, all.data(), ints.data(), offsets.data(), MPI_FLOAT,
-                   MPI_COMM_WORLD);
+    Pending values = started(fmt::format("the gathering of every rank's values ({} in all)", total));
+    MPI_Iallgatherv(mine.data(), ints[rank_], MPI_FLOAT, all.data(), ints.data(), offsets.data(), MPI_FLOAT,
+                    MPI_COMM_WORLD, &values.request);
+    await(*this, std::move(values));
     return all;
   }
 #endif
@@ -187,39 +345,53 @@ std::vector<float> ProcessGroup::all_gather(std::span<const float> mine, const s
 
 void ProcessGroup::barrier() const {
 #ifdef RG_HAVE_MPI
-  if (distributed()) MPI_Barrier(MPI_COMM_WORLD);
+  if (!distributed()) return;
+  Pending barrier = started("a barrier");
+  MPI_Ibarrier(MPI_COMM_WORLD, &barrier.request);
+  await(*this, std::move(barrier));
 #endif
 }
 
-void ProcessGroup::start_sum(std::span<float> values) {
+void ProcessGroup::start_sum(std::span<float> values, const std::string& what) {
 #ifdef RG_HAVE_MPI
   if (!distributed()) return;
   check(values.size() <= INT_MAX, "MPI: a non-blocking sum of {} values; use buckets under 2^31", values.size());
-  MPI_Request request;
+  Pending sum = started(what.empty() ? fmt::format("the sum of {} values", values.size()) : what);
   MPI_Iallreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
-                 &request);
-  requests().push_back(request);
+                 &sum.request);
+  job().sums.push_back(std::move(sum));
 #else
-  (void)values;
+  (void)values, (void)what;
 #endif
 }
 
 void ProcessGroup::wait_all() {
 #ifdef RG_HAVE_MPI
-  std::vector<MPI_Request>& pending = requests();
-  if (pending.empty()) return;
-  MPI_Waitall(static_cast<int>(pending.size()), pending.data(), MPI_STATUSES_IGNORE);
-  pending.clear();
+  std::vector<Pending>& sums = job().sums;
+  await(*this, sums);
+  sums.clear();
 #endif
 }
 
 void ProcessGroup::progress() {
 #ifdef RG_HAVE_MPI
-  std::vector<MPI_Request>& pending = requests();
-  if (pending.empty()) return;
-  int done = 0;
-  MPI_Testall(static_cast<int>(pending.size()), pending.data(), &done, MPI_STATUSES_IGNORE);
+  // A test of one open request moves every request on.
+  for (Pending& sum : job().sums) {
+    if (sum.request == MPI_REQUEST_NULL) continue;  // seen finished
+    int done = 0;
+    MPI_Test(&sum.request, &done, MPI_STATUS_IGNORE);
+    if (!done) return;
+  }
 #endif
+}
+
+void ProcessGroup::set_deadline(double seconds) {
+  check(seconds >= 0, "ProcessGroup: a deadline of {} s; give 0 (none) or more", seconds);
+  deadline_seconds_ = seconds;
+}
+
+std::string ProcessGroup::describe(int rank) const {
+  return distributed() ? fmt::format("rank {} of {} ({})", rank, size_, host(rank)) : "the only process";
 }
 
 void ProcessGroup::abort(int code) const {

@@ -20,6 +20,16 @@
 // a collective. abort() (which run_main calls for an rg::Error under a
 // launcher) makes the launcher kill every process of the job; a process that
 // dies is noticed by mpirun, which kills the rest and exits non-zero.
+//
+// A peer that neither fails nor arrives (its host's network gone, a branch
+// that skipped a collective, a hang) is caught by the deadline: every
+// collective is started non-blocking and waited for by polling, and a process
+// that has waited longer than deadline() asks every other process, over a
+// second communicator, which collective it is in. Processes that are waiting
+// themselves answer at once; after kAnswerSeconds the waiting process throws
+// an rg::Error that names the collective, how long it waited, and each rank
+// (with its host) that had not arrived: where it is waiting, or that it did
+// not answer at all (busy outside any collective, hung, or unreachable).
 #include <cstdint>
 #include <span>
 #include <string>
@@ -39,6 +49,18 @@ class ProcessGroup {
   bool distributed() const { return size_ > 1; }
   // Rank 0: the one process that writes logs, metrics, checkpoints and figures.
   bool writer() const { return rank_ == 0; }
+  // The host (hostname) a rank runs on, gathered when the job starts.
+  const std::string& host(int rank) const { return hosts_.at(static_cast<size_t>(rank)); }
+  // "rank 1 of 2 (host2)", for messages.
+  std::string describe(int rank) const;
+
+  // How long any collective may wait for the others, in seconds (0: for
+  // ever). The default, 10 minutes, is longer than any step, checkpoint or
+  // rank 0's validation of the drivers' defaults.
+  static constexpr double kDefaultDeadlineSeconds = 600.0;
+  static constexpr double kAnswerSeconds = 2.0;
+  void set_deadline(double seconds);
+  double deadline() const { return deadline_seconds_; }
 
   // Element-wise sums over every process, in place, blocking.
   void sum(std::span<float> values) const;
@@ -56,7 +78,8 @@ class ProcessGroup {
   // Non-blocking sum in place: returns at once; the values are final after
   // wait_all(), which waits for every sum started. MPI moves data only inside
   // its calls, so call progress() now and then while other work goes on.
-  void start_sum(std::span<float> values);
+  // `what` names it in messages ("the gradient sum of bucket 2 of 3").
+  void start_sum(std::span<float> values, const std::string& what = "");
   void wait_all();
   void progress();
 
@@ -72,7 +95,9 @@ class ProcessGroup {
 
   int rank_ = 0;
   int size_ = 1;
-  bool mpi_ = false;  // MPI was initialised by us (the requests of start_sum live in process_group.cpp)
+  bool mpi_ = false;  // MPI was initialised by us (its handles live in process_group.cpp)
+  std::vector<std::string> hosts_{"this host"};
+  double deadline_seconds_ = kDefaultDeadlineSeconds;
 };
 
 // How many processes the MPI launcher that started this one started (from its

@@ -86,7 +86,11 @@ TEST_CASE("the reducer sums every gradient over the processes, unused parameters
   for (int step = 0; step < 2; ++step) {  // twice: the buckets start again each step
     for (auto& [name, v] : p.named) v.zero_grad();
     // Rank r: (r + 1) · Σ x² over a, b and e; c only on rank 0; "unused" on none.
-    Var loss = k * (sum(p[0] * p[0]) + sum(p[1] * p[1]) + sum(p[4] * p[4]));
+    // (One op per statement, so that the recording order is a, b, e, c.)
+    Var loss = sum(p[0] * p[0]);
+    loss = loss + sum(p[1] * p[1]);
+    loss = loss + sum(p[4] * p[4]);
+    loss = k * loss;
     if (r == 0) loss = loss + sum(p[2] * p[2]);
     reducer.backward(loss);
     // d/dx of Σ_r (r + 1) x² = 2 x (1 + 2) = 6 x; c: rank 0's alone, 2 x.
@@ -98,10 +102,32 @@ TEST_CASE("the reducer sums every gradient over the processes, unused parameters
     }
     REQUIRE(p[3].has_grad());
     for (float g : p[3].grad().span()) CHECK(g == 0.0f);
-    // Buckets start in order and the first holds "unused", which backward
-    // never reports: every sum starts after backward.
-    CHECK(reducer.last_timing().buckets_started_in_backward == 0);
+    if (step == 0) {
+      // Buckets start in order and the first holds "unused", which backward
+      // never reports: every sum starts after backward.
+      CHECK(reducer.last_timing().buckets_started_in_backward == 0);
+      // Rebuilt in the order rank 0's gradients became final (c, whose ops
+      // were recorded last, then e, b, a), the never-ready "unused" last.
+      CHECK(reducer.bucket_names() == std::vector<std::vector<std::string>>{{"c"}, {"e", "b"}, {"a"}, {"unused"}});
+    } else {
+      // Rank 0 now starts all but the last inside backward; rank 1, which
+      // never uses c, still waits for the first bucket until backward ends.
+      CHECK(reducer.last_timing().buckets_started_in_backward == (r == 0 ? 3 : 0));
+    }
   }
+}
+
+TEST_CASE("the first bucket holds about 1 MiB, so that the first sum starts early") {
+  // Four parameters of 0.5 MiB: the first bucket takes two, the 25 MiB one the other two.
+  std::vector<Var> big;
+  NamedParameters named;
+  for (int i = 0; i < 4; ++i) {
+    big.push_back(Var(Tensor::ones(Shape{128 * 1024}), true));
+    named.emplace_back("p" + std::to_string(i), big.back());
+  }
+  GradientReducer reducer(group(), named);
+  CHECK(reducer.bucket_sizes() == std::vector<int64_t>{256 * 1024, 256 * 1024});
+  CHECK(reducer.bucket_names() == std::vector<std::vector<std::string>>{{"p3", "p2"}, {"p1", "p0"}});
 }
 
 TEST_CASE("when every parameter is used, each bucket's sum starts inside backward") {

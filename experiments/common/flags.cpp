@@ -62,6 +62,7 @@ CLI::Validator in_range(double low, double high) {
 bool may_change_on_resume(const std::string& flag) {
   static const char* const kFree[] = {
       "resume", "resume-with-changes", "overwrite", "out", "config", "threads", "keep-threads", "bucket-mb",
+      "collective-deadline",
       "steps", "epochs", "stop-after", "train-minutes", "skip-nonfinite", "log-every", "eval-every",
       // evaluation only: how the validation and test sets are scored
       "beam", "valid-beam", "length-norm", "valid-limit", "decode-batch", "eval-batch", "fold-images",

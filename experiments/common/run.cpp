@@ -46,7 +46,7 @@ int run_main(int argc, char** argv, int (*train)(int argc, char** argv)) {
     return train(argc, argv);
   } catch (const std::exception& e) {
     const bool memory = dynamic_cast<const std::bad_alloc*>(&e) != nullptr;
-    print_error(fmt::format("rank {} of {}: {}", group.rank(), group.size(), memory ? kOutOfMemory : e.what()).c_str());
+    print_error(fmt::format("{}: {}", group.describe(group.rank()), memory ? kOutOfMemory : e.what()).c_str());
     group.abort(1);
   }
 }

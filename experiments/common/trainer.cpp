@@ -33,6 +33,10 @@ void add_trainer_flags(CLI::App& app, TrainingOptions& options) {
   app.add_option("--bucket-mb", options.bucket_mb,
                  "under mpirun: MiB of gradients summed over the processes at a time, while backward runs")
       ->check(rg::in_range(0.001, 4096.0));
+  app.add_option("--collective-deadline", options.collective_deadline_minutes,
+                 "under mpirun: minutes a process waits for the others in a sum or broadcast before it ends the "
+                 "job, naming the ranks that had not arrived (0: for ever); rank 0's validations must fit in it")
+      ->check(rg::non_negative);
   // Parsed from its name, so that config.json records "bf16", not the enum's number.
   app.add_option_function<std::string>(
          "--precision", [&options](const std::string& name) { options.precision = parse_precision(name); },
@@ -52,6 +56,7 @@ Trainer::Trainer(Run& run, Module& model, Optimizer& optimizer, TrainingOptions 
   check(options_.steps >= 1, "Trainer: steps is {}; train at least one", options_.steps);
   check(options_.eval_every >= 1, "Trainer: eval_every is {}; it must be at least 1", options_.eval_every);
   keep_requested_threads(options_.keep_threads);
+  group_.set_deadline(options_.collective_deadline_minutes * 60.0);
   set_product_precision(options_.precision);
 }
 

@@ -101,11 +101,15 @@ struct TrainingOptions {
   // Under mpirun: the size of the buckets in which gradients are summed over
   // the processes while backward runs (dist/gradient_reducer.h).
   double bucket_mb = 25.0;
+  // Under mpirun: how long a process waits in any collective for the others
+  // before it ends the job, naming the ranks that had not arrived
+  // (dist/process_group.h). 0: for ever.
+  double collective_deadline_minutes = dist::ProcessGroup::kDefaultDeadlineSeconds / 60.0;
 };
 
 // The trainer's flags every driver has: --stop-after N (stop after step N as
 // if interrupted, to test --resume), --train-minutes, --skip-nonfinite,
-// --keep-threads, --bucket-mb and --precision.
+// --keep-threads, --bucket-mb, --collective-deadline and --precision.
 void add_trainer_flags(CLI::App& app, TrainingOptions& options);
 
 inline constexpr int kMaxSkippedInARow = 10;

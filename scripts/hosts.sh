@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Several "hosts" on one machine, for testing and measuring data-parallel
+# training across a network: each host is a Linux network namespace with its
+# own interface (eth0), address and hostname, joined to the others by a veth
+# pair on one bridge, so the processes of an MPI job can only reach each other
+# over TCP, and the links can be slowed with tc to a chosen rate.
+#
+#   scripts/hosts.sh up 2 [RATE]     hosts host1, host2 at 10.77.0.1, .2 (the bridge, in this
+#                                    namespace, is 10.77.0.254); RATE like 1gbit or 10gbit
+#   scripts/hosts.sh rate RATE|none  limit every link (both directions) to RATE, or lift it
+#   scripts/hosts.sh link 2 down     host2's interface goes down (its network disappears); `up` again
+#   scripts/hosts.sh mpirun ARGS...  mpirun with one process per host, over TCP only, e.g.
+#                                    scripts/hosts.sh mpirun build/bin/rnnsearch --out runs/x ...
+#   scripts/hosts.sh down            remove them
+#
+# What it stands for: two machines on one switch with links of RATE. What it
+# does not: the hosts share this machine's cores, memory and disk (a run
+# folder is one folder, as on a shared file system), and no latency is added
+# (netem is missing on these machines), so a figure that depends on latency
+# says so. Across real machines the same job is
+#
+#   mpirun --hostfile hosts --map-by node -np 2 --mca btl tcp,self \
+#     --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 build/bin/rnnsearch ...
+#
+# with the hostnames in `hosts` (one per line, "slots=1"), ssh between them
+# without a password, and the build and run folder at the same paths everywhere.
+#
+# Needs root (namespaces, links, tc). RG_HOSTS_NET (default rg) prefixes every
+# name and RG_HOSTS_SUBNET (default 10.77.0) sets the addresses, so that a
+# test can make its own hosts beside a user's.
+set -euo pipefail
+net=${RG_HOSTS_NET:-rg}
+subnet=${RG_HOSTS_SUBNET:-10.77.0}
+bridge=$net-br
+state=/run/rg-hosts-$net # the hostfile, and how many hosts there are
+
+die() {
+  echo "error: scripts/hosts.sh: $*" >&2
+  exit 1
+}
+count() { [ -f "$state/count" ] && cat "$state/count" || die "no hosts are up (scripts/hosts.sh up N first)"; }
+
+# Each link is limited in both directions: a host's eth0 shapes what it sends,
+# the bridge's end of its veth pair what it receives. tbf's bucket must hold at
+# least one of the 64 KiB packets that segmentation offload makes.
+set_rate() {
+  local rate=$1 n i
+  n=$(count)
+  for ((i = 1; i <= n; ++i)); do
+    if [ "$rate" = none ]; then
+      ip -n "$net-h$i" link set eth0 up # (tc del fails when there is no qdisc: ignored)
+      ip netns exec "$net-h$i" tc qdisc del dev eth0 root 2> /dev/null || true
+      tc qdisc del dev "$net-v$i" root 2> /dev/null || true
+    else
+      ip netns exec "$net-h$i" tc qdisc replace dev eth0 root tbf rate "$rate" burst 1mb latency 100ms
+      tc qdisc replace dev "$net-v$i" root tbf rate "$rate" burst 1mb latency 100ms
+    fi
+  done
+}
+
+up() {
+  local n=$1 rate=${2:-none} i
+  [[ $n =~ ^[0-9]+$ ]] && ((n >= 1 && n <= 16)) || die "up: $n hosts; give 1 to 16"
+  [ "$(id -u)" = 0 ] || die "up: making network namespaces needs root"
+  [ -f "$state/count" ] && down
+  mkdir -p "$state"
+  ip link add "$bridge" type bridge
+  ip addr add "$subnet.254/24" dev "$bridge"
+  ip link set "$bridge" up
+  : > "$state/hostfile"
+  for ((i = 1; i <= n; ++i)); do
+    ip netns add "$net-h$i"
+    ip link add "$net-v$i" type veth peer name eth0 netns "$net-h$i"
+    ip link set "$net-v$i" master "$bridge" up
+    ip -n "$net-h$i" addr add "$subnet.$i/24" dev eth0
+    ip -n "$net-h$i" link set eth0 up
+    ip -n "$net-h$i" link set lo up
+    echo "$subnet.$i slots=1" >> "$state/hostfile"
+  done
+  echo "$n" > "$state/count"
+  set_rate "$rate"
+  echo "hosts.sh: $n hosts up: host1..host$n at $subnet.1..$n, links ${rate/none/unlimited}"
+}
+
+down() {
+  local n i
+  n=$(cat "$state/count" 2> /dev/null || echo 16)
+  for ((i = 1; i <= n; ++i)); do ip netns del "$net-h$i" 2> /dev/null || true; done
+  ip link del "$bridge" 2> /dev/null || true
+  rm -rf "$state"
+}
+
+# mpirun starts its daemon on each host as ssh would: `agent [options] HOST
+# COMMAND...`, the command to be run by the host's shell. Here the host's
+# shell runs in its namespace, with its own hostname (a UTS namespace), so
+# that every rank reports the host it is on.
+agent() {
+  while [ "${1#-}" != "$1" ]; do shift; done # ssh options, if any
+  local host=$1 i
+  shift
+  i=${host##*.}
+  exec ip netns exec "$net-h$i" unshare --uts sh -c "hostname host$i; $*"
+}
+
+run_mpirun() {
+  local n
+  n=$(count)
+  # OpenMPI reads these as --mca settings; they reach the daemons on the hosts too.
+  export OMPI_MCA_plm_rsh_agent="$(realpath "$0") agent"
+  export OMPI_MCA_plm_rsh_no_tree_spawn=1
+  export OMPI_MCA_btl=tcp,self
+  export OMPI_MCA_btl_tcp_if_include=$subnet.0/24
+  export OMPI_MCA_oob_tcp_if_include=$subnet.0/24
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 RG_HOSTS_NET="$net" RG_HOSTS_SUBNET="$subnet"
+  # -x: the variables every rank gets from here (OpenMP's threads, the library settings).
+  local pass=() v
+  for v in OMP_NUM_THREADS OPENBLAS_CORETYPE OPENBLAS_NUM_THREADS RG_GEMM; do
+    [ -n "${!v:-}" ] && pass+=(-x "$v")
+  done
+  exec mpirun --hostfile "$state/hostfile" --map-by node -np "$n" --bind-to none "${pass[@]}" "$@"
+}
+
+case ${1:-} in
+  up) up "${2:?usage: scripts/hosts.sh up N [RATE]}" "${3:-none}" ;;
+  down) down ;;
+  rate) set_rate "${2:?usage: scripts/hosts.sh rate RATE|none}" ;;
+  link)
+    [[ ${2:-} =~ ^[0-9]+$ ]] && (($2 >= 1 && $2 <= $(count))) || die "link: no host ${2:-}"
+    [[ ${3:-} =~ ^(up|down)$ ]] || die "link: say up or down"
+    ip -n "$net-h$2" link set eth0 "$3" ;;
+  mpirun) shift; run_mpirun "$@" ;;
+  agent) shift; agent "$@" ;;
+  *) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
+esac
