@@ -62,7 +62,7 @@ up() {
   local n=$1 rate=${2:-none} i
   [[ $n =~ ^[0-9]+$ ]] && ((n >= 1 && n <= 16)) || die "up: $n hosts; give 1 to 16"
   [ "$(id -u)" = 0 ] || die "up: making network namespaces needs root"
-  [ -f "$state/count" ] && down
+  down # whatever an earlier run left
   mkdir -p "$state"
   ip link add "$bridge" type bridge
   ip addr add "$subnet.254/24" dev "$bridge"
@@ -84,8 +84,13 @@ up() {
 
 down() {
   local n i
-  n=$(cat "$state/count" 2> /dev/null || echo 16)
-  for ((i = 1; i <= n; ++i)); do ip netns del "$net-h$i" 2> /dev/null || true; done
+  n=$(cat "$state/count" 2> /dev/null || echo 16) # (16: all there can be, when an `up` failed midway)
+  for ((i = 1; i <= n; ++i)); do
+    # A process left in a namespace (a rank cut off from mpirun) keeps it, and its link, alive.
+    ip netns pids "$net-h$i" 2> /dev/null | xargs -r kill -9 2> /dev/null || true
+    ip netns del "$net-h$i" 2> /dev/null || true
+    ip link del "$net-v$i" 2> /dev/null || true
+  done
   ip link del "$bridge" 2> /dev/null || true
   rm -rf "$state"
 }
@@ -117,6 +122,13 @@ run_mpirun() {
   for v in OMP_NUM_THREADS OPENBLAS_CORETYPE OPENBLAS_NUM_THREADS RG_GEMM; do
     [ -n "${!v:-}" ] && pass+=(-x "$v")
   done
+  # A host that vanishes (its link down, its machine off) leaves mpirun's TCP
+  # connection to its daemon silent: keepalives every 2 s after 5 s of quiet,
+  # 3 missed, end the job about 10 s later with "ORTE has lost communication
+  # with a remote daemon ... on node ADDRESS" (by default it takes 8 minutes).
+  export OMPI_MCA_oob_tcp_keepalive_time=5 OMPI_MCA_oob_tcp_keepalive_intvl=2 OMPI_MCA_oob_tcp_keepalive_probes=3
+  local r
+  for ((r = 0; r < n; ++r)); do echo "hosts.sh: rank $r runs on host$((r + 1)) ($subnet.$((r + 1)))" >&2; done
   exec mpirun --hostfile "$state/hostfile" --map-by node -np "$n" --bind-to none "${pass[@]}" "$@"
 }
 
