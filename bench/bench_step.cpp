@@ -16,9 +16,10 @@
 // Under mpirun the step is data-parallel, as the drivers' loop makes it: each
 // process trains its batch (give the per-process size, --set batch=…) and
 // backward sums the gradients over the processes in buckets. Rank 0 prints the
-// line with "processes", and the communication: "exposed_comm_ms" (the wait
-// for the sums after backward of the process that finished backward last,
-// median over the steps; the others also wait for it), "comm_alone_ms" (the
+// line with "processes", and the communication: "exposed_comm_ms" (the time
+// the process that finished backward last spent on the sums: starting and
+// moving them inside backward, and waiting for them after it; median over the
+// steps; the others also wait for it), "comm_alone_ms" (the
 // same buckets summed alone, blocking, back to back) and "hidden_fraction" =
 // 1 − exposed ÷ alone.
 //
@@ -83,7 +84,10 @@ int main(int argc, char** argv) {
     std::vector<double> waits;
     const std::vector<double> times = bench::time_steps([&] {
       step->run();
-      if (step->reducer()) waits.push_back(step->reducer()->last_timing().wait_seconds);
+      if (const dist::GradientReducer* reducer = step->reducer()) {
+        const auto& timing = reducer->last_timing();
+        waits.push_back(timing.wait_seconds + timing.communication_in_backward_seconds);
+      }
     }, flags.warmup, steps);
     check(std::isfinite(step->loss()), "bench_step: the loss is {}", step->loss());
     std::string communication;
@@ -101,7 +105,7 @@ int main(int argc, char** argv) {
       std::sort(alone.begin(), alone.end());
       // A process's wait after backward also holds the time it waits for a
       // slower process to finish its backward. The last process to finish
-      // waits only for the communication itself: per step, the smallest wait
+      // waits only for the communication itself: per step, the smallest time
       // over the processes is the exposed communication.
       std::vector<float> mine(waits.begin(), waits.end());
       const std::vector<float> all =
