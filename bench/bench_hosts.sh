@@ -13,12 +13,16 @@
 #     the hidden fraction, 1 − exposed ÷ alone.
 #
 #   bench/bench_hosts.sh        # RATES="1gbit 10gbit" MODELS="convpool rnnsearch reader order_embedding transformer"
+#   LINES_OUT=docs/data_parallel_hosts.jsonl bench/bench_hosts.sh   # keep the lines for scripts/scaling_model.py
+#
+# It first measures the links alone: bench_allreduce across the two hosts at each rate.
 #
 # Needs root. The hosts share this machine's two cores: the twin step, not the
 # lone one, is what two real machines would each run.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 build_bench bench_step
+build_bench bench_allreduce
 steps=${STEPS:-6}
 warmup=${WARMUP:-2}
 rates=${RATES:-1gbit 10gbit}
@@ -26,6 +30,12 @@ export RG_HOSTS_NET=rgbench RG_HOSTS_SUBNET=10.79.0 OMP_NUM_THREADS=1
 scripts/hosts.sh up 2 > /dev/null
 trap 'scripts/hosts.sh down; rm -rf "$scratch"' EXIT
 step() { "$build/bin/bench_step" --norm rmsnorm --threads 1 --steps "$steps" --warmup "$warmup" "$@"; }
+# The links alone: two hosts' sums from 64 KiB to 64 MiB, at each rate.
+for rate in $rates; do
+  scripts/hosts.sh rate "$rate"
+  scripts/hosts.sh mpirun "$build/bin/bench_allreduce" --min-kib 64 --repeats 10 2> /dev/null |
+    sed "s/^{/{\"run\": \"$rate\", /" | tee -a "$lines"
+done
 for model in ${MODELS:-convpool rnnsearch reader order_embedding transformer}; do
   step --model "$model" | sed 's/^{/{"run": "alone", /' | tee -a "$lines"
   step --model "$model" > "$scratch/twin" &
@@ -37,9 +47,10 @@ for model in ${MODELS:-convpool rnnsearch reader order_embedding transformer}; d
       --warmup "$warmup" 2> /dev/null | sed "s/^{/{\"run\": \"$rate\", /" | tee -a "$lines"
   done
 done
+[ -n "${LINES_OUT:-}" ] && cp "$lines" "$LINES_OUT" # for scripts/scaling_model.py
 python3 - "$lines" "$rates" <<'PY'
 import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
+rows = [json.loads(l) for l in open(sys.argv[1]) if "ms_per_step" in l]
 rates = sys.argv[2].split()
 models = list(dict.fromkeys(r["model"] for r in rows))
 head = "| model | 1 process alone ms | beside a twin ms |"

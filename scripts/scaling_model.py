@@ -1,83 +1,128 @@
 #!/usr/bin/env python3
-"""The cost model of data-parallel training behind docs/scaling.md.
+"""The cost model of data-parallel training behind docs/scaling.md, fed with
+what two hosts measured (bench/bench_hosts.sh's lines).
 
-    python3 scripts/scaling_model.py > /tmp/tables.md
+    python3 scripts/scaling_model.py docs/data_parallel_hosts.jsonl > /tmp/tables.md
 
-Inputs, per model: its parameters (bench_step at the benchmark sizes) and
-its one-thread step time on one machine (BENCHMARKS.md, RMSNorm rows). The
-model of one step on N machines, each with a share of the work:
+Inputs, per model, from two hosts joined by a link of each measured rate:
+the gradient (S = 4 · parameters bytes in B buckets), one machine's step T
+(the 1-process step beside a twin: the same load on the cores as the two
+hosts, no communication), the sums alone C2 and the communication left exposed
+after backward, hence the time hidden behind backward H = C2 − exposed. Per
+link rate, the allreduce curve of two hosts gives the link's cost: a time of
+α + bytes / β per sum (least squares over 1–64 MiB).
 
-  compute   T            (weak scaling: each machine keeps the benchmark batch)
-            T / N        (strong scaling: the global batch stays the benchmark's)
-  gradient  S = 4 · parameters bytes, summed in B = ceil(S / bucket) buckets
-  ring      C = 2 (N − 1) / N · S / bandwidth  +  2 (N − 1) · B · latency
+The model of one step on N machines:
+
+  ring      C(N) = 2 (N − 1) / N · S / β  +  2 (N − 1) · B · α
             (a ring allreduce sends and receives 2(N−1)/N of the bytes per
             process, in 2(N−1) rounds, each paying a message's latency)
-  step      no overlap:   compute + C
-            overlap:      max(compute, C_bytes_before_last_bucket) + C / B
-            (backward is ~2/3 of a step; buckets start while it runs, so all
-            but the last bucket's share can hide behind compute)
+  weak      step = T + max(0, C(N) − H)
+            (each machine keeps its batch: backward, and with it the time it
+            hides, stays as measured; what more machines add is exposed)
+  strong    step = T / N + max(0, C(N) − H / N)
+            (one global batch split N ways: backward, and what it can hide,
+            shrink with it)
 
-Efficiency is (one machine's time per example) / (N machines' time per
-example): T / step for weak scaling, (T / N) / step for strong.
+For two machines the model's step, T + C(2) − H with C(2) from the link's
+fitted cost, is set beside the measured one. Beyond the measured rates: a
+100 Gbit/s link is taken as the 10 Gbit/s one with β ten times larger (the
+same fraction of its line rate) and α = 30 µs per message, an assumption:
+these hosts' veth links have no wire, and netem, which would add latency,
+is missing here. Efficiency is one machine's time per example ÷ N machines'.
 """
+import json
 import math
+import sys
 
-# model: (parameters, one-thread step ms on this machine, examples in its batch)
-MODELS = {
-    "ConvPool-CNN-C (width 0.5, batch 100)": (353_924, 777.0, 100),
-    "order-embedding (batch 128)": (7_074_720, 614.0, 128),
-    "attentive reader (batch 64)": (9_978_721, 1932.0, 64),
-    "RNNSearch (batch 80)": (8_721_217, 753.0, 80),
-    "Transformer (4,096 tokens a side, 186 sentences)": (9_621_760, 2844.0, 186),
+NAMES = {
+    "convpool": "ConvPool-CNN-C (width 0.5, batch 100)",
+    "rnnsearch": "RNNSearch (batch 80)",
+    "reader": "attentive reader (batch 64)",
+    "order_embedding": "order-embedding (batch 128)",
+    "transformer": "Transformer (186 sentences)",
 }
-LINKS = {"10 Gbit/s": 10e9 / 8, "100 Gbit/s": 100e9 / 8}
-LATENCY_S = 30e-6          # one MPI message over TCP on Ethernet, an assumption stated in docs/scaling.md
-BUCKET_BYTES = 25 * 2**20
 MACHINES = [2, 4, 8, 16, 32, 64, 128]
-BACKWARD_SHARE = 2.0 / 3.0
+LATENCY_S = 30e-6  # one MPI message over TCP on Ethernet, assumed beyond the measured links
 
 
-def step_seconds(compute_s, params, n, bandwidth, overlap):
-    size = 4.0 * params
-    buckets = max(1, math.ceil(size / BUCKET_BYTES))
-    ring = 2.0 * (n - 1) / n
-    comm = ring * size / bandwidth + 2 * (n - 1) * buckets * LATENCY_S
-    if not overlap:
-        return compute_s + comm
-    hidden_window = BACKWARD_SHARE * compute_s
-    last = comm / buckets
-    return compute_s - hidden_window + max(hidden_window, comm - last) + last
+def link_cost(rows):
+    """(α seconds, β bytes per second) of a two-host sum, fitted to time = α + bytes / β."""
+    points = [(r["bytes"], r["median_ms"] / 1e3) for r in rows if r["bytes"] >= 2**20]
+    n = len(points)
+    mx = sum(b for b, _ in points) / n
+    my = sum(t for _, t in points) / n
+    slope = sum((b - mx) * (t - my) for b, t in points) / sum((b - mx) ** 2 for b, _ in points)
+    return max(my - slope * mx, 0.0), 1.0 / slope
 
 
-def table(weak):
-    kind = "weak scaling (each machine keeps the batch)" if weak else "strong scaling (one global batch)"
-    print(f"\n### {kind}: efficiency with overlap (without)\n")
-    print("| model | link | " + " | ".join(f"N = {n}" for n in MACHINES) + " |")
-    print("|---|---|" + "---|" * len(MACHINES))
-    for name, (params, ms, batch) in MODELS.items():
-        for link, bandwidth in LINKS.items():
-            cells = []
-            for n in MACHINES:
-                if not weak and n > batch:  # a machine would get no example
-                    cells.append("—")
-                    continue
-                compute = ms / 1e3 if weak else ms / 1e3 / n
-                ideal = compute
-                with_overlap = ideal / step_seconds(compute, params, n, bandwidth, True)
-                without = ideal / step_seconds(compute, params, n, bandwidth, False)
-                cells.append(f"{100 * with_overlap:.0f}% ({100 * without:.0f}%)")
-            print(f"| {name} | {link} | " + " | ".join(cells) + " |")
+def ring(n, size, buckets, alpha, beta):
+    return 2.0 * (n - 1) / n * size / beta + 2 * (n - 1) * buckets * alpha
 
 
 def main():
-    print("| model | parameters | gradient MiB | buckets of 25 MiB | one-thread step ms |")
-    print("|---|---|---|---|---|")
-    for name, (params, ms, _) in MODELS.items():
-        size = 4 * params
-        print(f"| {name} | {params:,} | {size / 2**20:.1f} | {max(1, math.ceil(size / BUCKET_BYTES))} | {ms:.0f} |")
-    table(weak=True)
-    table(weak=False)
+    rows = [json.loads(line) for line in open(sys.argv[1])]
+    steps = [r for r in rows if "ms_per_step" in r]
+    rates = list(dict.fromkeys(r["run"] for r in rows if "bytes" in r))
+    links = {rate: link_cost([r for r in rows if r.get("run") == rate and "bytes" in r]) for rate in rates}
+    models = list(dict.fromkeys(r["model"] for r in steps))
+    inputs = {}
+    for m in models:
+        run = {r["run"]: r for r in steps if r["model"] == m}
+        inputs[m] = run
+
+    print("### The links, as two hosts measured them\n")
+    print("| link | fitted α per sum | fitted β | β ÷ line rate |")
+    print("|---|---|---|---|")
+    for rate, (alpha, beta) in links.items():
+        line_rate = float(rate.replace("gbit", "")) * 1e9 / 8
+        print(f"| {rate} | {1e3 * alpha:.2f} ms | {beta / 1e9:.3f} GB/s | {beta / line_rate:.2f} |")
+
+    print("\n### Two hosts: the model against the measurement\n")
+    print("| model | gradient MiB | buckets | T ms (beside a twin) | link | sums alone ms: measured / model "
+          "| hidden ms (fraction) | 2-host step ms: measured / model | model ÷ measured |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for m in models:
+        run = inputs[m]
+        t = run["twin"]["ms_per_step"] / 1e3
+        for rate in rates:
+            two = run[rate]
+            size = 4.0 * two["parameters"]
+            alpha, beta = links[rate]
+            c2 = ring(2, size, two["buckets"], alpha, beta)
+            hidden = (two["comm_alone_ms"] - two["exposed_comm_ms"]) / 1e3
+            model = t + max(0.0, c2 - hidden)
+            measured = two["ms_per_step"] / 1e3
+            print(f"| {NAMES.get(m, m)} | {size / 2**20:.1f} | {two['buckets']} | {1e3 * t:.0f} | {rate} | "
+                  f"{two['comm_alone_ms']:.0f} / {1e3 * c2:.0f} | {1e3 * hidden:.0f} ({two['hidden_fraction']:.2f}) | "
+                  f"{1e3 * measured:.0f} / {1e3 * model:.0f} | {model / measured:.2f} |")
+
+    if "10gbit" not in links:
+        return
+    alpha10, beta10 = links["10gbit"]
+    beyond = {"10 Gbit/s": (max(alpha10, LATENCY_S), beta10), "100 Gbit/s": (LATENCY_S, 10 * beta10)}
+    for weak in (True, False):
+        kind = "weak scaling (each machine keeps its batch)" if weak else "strong scaling (one global batch)"
+        print(f"\n### {kind}: efficiency, from the overlap measured at 10 Gbit/s\n")
+        print("| model | link | " + " | ".join(f"N = {n}" for n in MACHINES) + " |")
+        print("|---|---|" + "---|" * len(MACHINES))
+        for m in models:
+            two = inputs[m]["10gbit"]
+            t = inputs[m]["twin"]["ms_per_step"] / 1e3
+            hidden = max(0.0, (two["comm_alone_ms"] - two["exposed_comm_ms"]) / 1e3)
+            size = 4.0 * two["parameters"]
+            batch = two.get("batch", 0)
+            for link, (alpha, beta) in beyond.items():
+                cells = []
+                for n in MACHINES:
+                    if not weak and batch and n > batch:
+                        cells.append("—")  # a machine would get no example
+                        continue
+                    c = ring(n, size, two["buckets"], alpha, beta)
+                    compute = t if weak else t / n
+                    step = compute + max(0.0, c - (hidden if weak else hidden / n))
+                    cells.append(f"{100 * compute / step:.0f}%")
+                print(f"| {NAMES.get(m, m)} | {link} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
