@@ -96,10 +96,12 @@ void answer_questions(const Pending& here) {
   const int n = group.size();
   std::vector<Whereabouts> answers(static_cast<size_t>(n));
   std::vector<MPI_Request> listening(static_cast<size_t>(n), MPI_REQUEST_NULL);
+  static int64_t question;  // outlives this call: MPI may still be sending it when the job ends
+  question = stuck.number;
   for (int r = 0; r < n; ++r) {
     if (r == group.rank()) continue;
     MPI_Request asking;
-    MPI_Isend(&stuck.number, 1, MPI_INT64_T, r, kQuestionTag, j.side, &asking);
+    MPI_Isend(&question, 1, MPI_INT64_T, r, kQuestionTag, j.side, &asking);
     MPI_Request_free(&asking);
     MPI_Irecv(&answers[r], sizeof(Whereabouts), MPI_BYTE, r, kAnswerTag, j.side, &listening[r]);
   }
@@ -118,6 +120,11 @@ void answer_questions(const Pending& here) {
     answer_questions(stuck);
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+  for (MPI_Request& request : listening)  // no late answer may land in `answers` once it is gone
+    if (request != MPI_REQUEST_NULL) {
+      MPI_Cancel(&request);
+      MPI_Request_free(&request);
+    }
   std::string missing;
   for (int r = 0; r < n; ++r) {
     if (r == group.rank() || (answered[r] && answers[r].number == stuck.number)) continue;
