@@ -46,6 +46,7 @@
 
 #include <cmath>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "rmsgrad/autograd/tape.h"
@@ -91,6 +92,18 @@ int64_t row_grain(int64_t n) { return std::max<int64_t>(1, 16384 / n); }
 
 // The length of the per-thread partial sums of dg / db.
 int64_t partial_len(const RowView& v) { return v.channels ? v.channels : v.n; }
+
+// Calls body(has_dx, has_dg, has_db), each a std::bool_constant saying whether
+// a backward writes that output, so that its element loop carries no test per
+// element: a loop with `if (dg)` inside does not vectorize.
+template <class Body>
+void with_outputs(bool dx, bool dg, bool db, Body&& body) {
+  const auto on_db = [&](auto has_dx, auto has_dg) {
+    db ? body(has_dx, has_dg, std::true_type{}) : body(has_dx, has_dg, std::false_type{});
+  };
+  const auto on_dg = [&](auto has_dx) { dg ? on_db(has_dx, std::true_type{}) : on_db(has_dx, std::false_type{}); };
+  dx ? on_dg(std::true_type{}) : on_dg(std::false_type{});
+}
 
 // Adds each chunk's partial sums into the parameter gradient.
 void reduce_partials(Tensor* grad, const std::vector<float>& partials, int64_t chunks, int64_t len) {
@@ -177,15 +190,18 @@ void rms_backward(const float* x, const float* g, const float* dy, float* dx, Te
       // element of δ and x is loaded once after the dot product.
       const float t = dx ? dot3(g, d, a, v.n) * saved.coef[r] : 0.0f;
       float* o = dx ? dx + r * v.n : nullptr;
-      auto element = [&](int64_t i, bool in_rms) {
-        if (o) o[i] = (Assign ? 0.0f : o[i]) + inv_d * g[i] * d[i] - (in_rms ? t * a[i] : 0.0f);
-        if (dg) dg[i] += d[i] * a[i] * inv_d;
-        if (db) db[i] += d[i];
-      };
+      with_outputs(o, dg, db, [&](auto has_dx, auto has_dg, auto has_db) {
+        const auto element = [&](int64_t i, bool in_rms) {
+          if constexpr (decltype(has_dx)::value)
+            o[i] = (Assign ? 0.0f : o[i]) + inv_d * g[i] * d[i] - (in_rms ? t * a[i] : 0.0f);
+          if constexpr (decltype(has_dg)::value) dg[i] += d[i] * a[i] * inv_d;
+          if constexpr (decltype(has_db)::value) db[i] += d[i];
+        };
 #pragma omp simd
-      for (int64_t i = 0; i < k; ++i) element(i, true);
+        for (int64_t i = 0; i < k; ++i) element(i, true);
 #pragma omp simd
-      for (int64_t i = k; i < v.n; ++i) element(i, false);
+        for (int64_t i = k; i < v.n; ++i) element(i, false);
+      });
     }
   });
   reduce_partials(dgain, dg_part, chunks, len);
@@ -258,13 +274,16 @@ void layer_backward(const float* x, const float* g, const float* dy, float* dx, 
         hah_mean = lane_sum(v.n, [a, d, g, mu](int64_t i) { return g[i] * d[i] * (a[i] - mu); }) * inv_std * inv_n;
       }
       float* o = dx ? dx + r * v.n : nullptr;
+      with_outputs(o, dg, db, [&](auto has_dx, auto has_dg, auto has_db) {
 #pragma omp simd
-      for (int64_t i = 0; i < v.n; ++i) {
-        const float a_hat = (a[i] - mu) * inv_std;
-        if (o) o[i] = (Assign ? 0.0f : o[i]) + inv_std * (g[i] * d[i] - h_mean - a_hat * hah_mean);
-        if (dg) dg[i] += d[i] * a_hat;
-        if (db) db[i] += d[i];
-      }
+        for (int64_t i = 0; i < v.n; ++i) {
+          const float a_hat = (a[i] - mu) * inv_std;
+          if constexpr (decltype(has_dx)::value)
+            o[i] = (Assign ? 0.0f : o[i]) + inv_std * (g[i] * d[i] - h_mean - a_hat * hah_mean);
+          if constexpr (decltype(has_dg)::value) dg[i] += d[i] * a_hat;
+          if constexpr (decltype(has_db)::value) db[i] += d[i];
+        }
+      });
     }
   });
   reduce_partials(dgain, dg_part, chunks, len);
