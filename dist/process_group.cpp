@@ -133,14 +133,12 @@ void answer_questions(const Pending& here) {
       missing += fmt::format(", which did not answer within {:g} s (busy outside any collective, hung, or its host "
                              "unreachable)",
                              ProcessGroup::kAnswerSeconds);
-    else if (answers[r].number == 0)
-      missing += ", which is in no collective";
     else
       missing += fmt::format(", which waits in its collective #{}, {}", answers[r].number,
                              std::string(answers[r].what, strnlen(answers[r].what, sizeof answers[r].what)));
   }
   throw Error(fmt::format("{} has waited {:.0f} s (collective #{} of this process), past the deadline of {:g} s "
-                          "(--collective-deadline, in minutes).{}",
+                          "(the drivers' --collective-deadline, in minutes).{}",
                           stuck.what, waited, stuck.number, group.deadline(),
                           missing.empty() ? " Every rank has arrived, yet it does not finish: the network between them "
                                             "fails."
