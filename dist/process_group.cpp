@@ -125,23 +125,33 @@ void answer_questions(const Pending& here) {
       MPI_Cancel(&request);
       MPI_Request_free(&request);
     }
+  // A rank that answers from the same collective has arrived; one that
+  // answers from a later one has passed it (a broadcast's root finishes
+  // early). The rest have not arrived.
   std::string missing;
   for (int r = 0; r < n; ++r) {
-    if (r == group.rank() || (answered[r] && answers[r].number == stuck.number)) continue;
+    if (r == group.rank()) continue;
+    const std::string where =
+        answered[r] ? std::string(answers[r].what, strnlen(answers[r].what, sizeof answers[r].what)) : "";
+    if (answered[r] && (answers[r].number > stuck.number || (answers[r].number == stuck.number && where == stuck.what)))
+      continue;
     missing += (missing.empty() ? " Not arrived: " : "; ") + group.describe(r);
     if (!answered[r])
       missing += fmt::format(", which did not answer within {:g} s (busy outside any collective, hung, or its host "
                              "unreachable)",
                              ProcessGroup::kAnswerSeconds);
+    else if (answers[r].number == stuck.number)
+      missing += fmt::format(", which waits in another collective of the same number, {}: the processes took "
+                             "different branches",
+                             where);
     else
-      missing += fmt::format(", which waits in its collective #{}, {}", answers[r].number,
-                             std::string(answers[r].what, strnlen(answers[r].what, sizeof answers[r].what)));
+      missing += fmt::format(", which waits in its collective #{}, {}", answers[r].number, where);
   }
   throw Error(fmt::format("{} has waited {:.0f} s (collective #{} of this process), past the deadline of {:g} s "
                           "(the drivers' --collective-deadline, in minutes).{}",
                           stuck.what, waited, stuck.number, group.deadline(),
-                          missing.empty() ? " Every rank has arrived, yet it does not finish: the network between them "
-                                            "fails."
+                          missing.empty() ? " Every rank has arrived, yet it has not finished: the network between them "
+                                            "fails, or is too slow for the deadline."
                                           : missing));
 }
 
@@ -401,7 +411,15 @@ std::string ProcessGroup::describe(int rank) const {
 
 void ProcessGroup::abort(int code) const {
 #ifdef RG_HAVE_MPI
-  if (mpi_) MPI_Abort(MPI_COMM_WORLD, code);
+  if (mpi_) {
+    // MPI_Abort asks the launcher to end the job; a process whose host is cut
+    // off from it would wait for an answer for ever, so it ends itself.
+    std::thread([code] {
+      std::this_thread::sleep_for(std::chrono::seconds(10));
+      std::_Exit(code);
+    }).detach();
+    MPI_Abort(MPI_COMM_WORLD, code);
+  }
 #endif
   std::exit(code);
 }

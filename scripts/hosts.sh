@@ -38,17 +38,37 @@ die() {
   echo "error: scripts/hosts.sh: $*" >&2
   exit 1
 }
-count() { [ -f "$state/count" ] && cat "$state/count" || die "no hosts are up (scripts/hosts.sh up N first)"; }
+# Names become interface names (15 characters at most: "$net-v16") and paths.
+[[ $net =~ ^[a-z][a-z0-9]{0,9}$ ]] ||
+  die "RG_HOSTS_NET '$net' must be 1 to 10 lower-case letters and digits, starting with a letter"
+[[ $subnet =~ ^(25[0-5]|2[0-4][0-9]|1?[0-9]{1,2})(\.(25[0-5]|2[0-4][0-9]|1?[0-9]{1,2})){2}$ ]] ||
+  die "RG_HOSTS_SUBNET '$subnet' must be the first three numbers of an IPv4 /24 network, like 10.77.0"
+count() {
+  [ -f "$state/count" ] || die "no hosts '$net' are up (scripts/hosts.sh up N first)"
+  cat "$state/count"
+}
+# A host's number, 1 to the count of hosts up (decimal: no sign, no leading zero).
+host_number() {
+  local n
+  n=$(count) || exit 1
+  [[ $1 =~ ^[1-9][0-9]?$ ]] && (($1 <= n)) || die "there is no host '$1' (hosts 1 to $n are up)"
+}
+# A link rate for tc: a number and a unit (kbit, mbit, gbit), or none.
+check_rate() {
+  [[ $1 == none || $1 =~ ^[1-9][0-9]{0,5}(kbit|mbit|gbit)$ ]] ||
+    die "rate '$1': give a whole number and kbit, mbit or gbit (1gbit, 10gbit, 500mbit), or none"
+}
 
 # Each link is limited in both directions: a host's eth0 shapes what it sends,
 # the bridge's end of its veth pair what it receives. tbf's bucket must hold at
-# least one of the 64 KiB packets that segmentation offload makes.
+# least one of the 64 KiB packets that segmentation offload makes. A link that
+# is down stays down.
 set_rate() {
   local rate=$1 n i
-  n=$(count)
+  check_rate "$rate"
+  n=$(count) || exit 1
   for ((i = 1; i <= n; ++i)); do
-    if [ "$rate" = none ]; then
-      ip -n "$net-h$i" link set eth0 up # (tc del fails when there is no qdisc: ignored)
+    if [ "$rate" = none ]; then # (tc del fails when there is no qdisc: ignored)
       ip netns exec "$net-h$i" tc qdisc del dev eth0 root 2> /dev/null || true
       tc qdisc del dev "$net-v$i" root 2> /dev/null || true
     else
@@ -60,9 +80,14 @@ set_rate() {
 
 up() {
   local n=$1 rate=${2:-none} i
-  [[ $n =~ ^[0-9]+$ ]] && ((n >= 1 && n <= 16)) || die "up: $n hosts; give 1 to 16"
+  [[ $n =~ ^[1-9][0-9]?$ ]] && ((n <= 16)) || die "up: '$n' hosts; give 1 to 16"
+  check_rate "$rate"
   [ "$(id -u)" = 0 ] || die "up: making network namespaces needs root"
   down # whatever an earlier run left
+  # Another set of hosts (or anything else) on the same network would take its traffic.
+  if [ -n "$(ip -4 route show "$subnet.0/24")" ]; then
+    die "up: the network $subnet.0/24 is in use here ($(ip -4 route show "$subnet.0/24" | head -n 1)); set RG_HOSTS_SUBNET to another"
+  fi
   mkdir -p "$state"
   ip link add "$bridge" type bridge
   ip addr add "$subnet.254/24" dev "$bridge"
@@ -78,7 +103,7 @@ up() {
     echo "$subnet.$i slots=1" >> "$state/hostfile"
   done
   echo "$n" > "$state/count"
-  set_rate "$rate"
+  set_rate "$rate" || { down; die "up: could not limit the links to $rate"; }
   echo "hosts.sh: $n hosts up: host1..host$n at $subnet.1..$n, links ${rate/none/unlimited}"
 }
 
@@ -100,16 +125,18 @@ down() {
 # shell runs in its namespace, with its own hostname (a UTS namespace), so
 # that every rank reports the host it is on.
 agent() {
-  while [ "${1#-}" != "$1" ]; do shift; done # ssh options, if any
+  while [ $# -gt 0 ] && [ "${1#-}" != "$1" ]; do shift; done # ssh options, if any
+  [ $# -ge 2 ] || die "agent: usage: scripts/hosts.sh agent HOST COMMAND... (mpirun calls it)"
   local host=$1 i
   shift
   i=${host##*.}
+  [ "$host" = "$subnet.$i" ] && host_number "$i" > /dev/null || die "agent: $host is none of the hosts"
   exec ip netns exec "$net-h$i" unshare --uts sh -c "hostname host$i; $*"
 }
 
 run_mpirun() {
   local n
-  n=$(count)
+  n=$(count) || exit 1
   # OpenMPI reads these as --mca settings; they reach the daemons on the hosts too.
   export OMPI_MCA_plm_rsh_agent="$(realpath "$0") agent"
   export OMPI_MCA_plm_rsh_no_tree_spawn=1
@@ -132,15 +159,20 @@ run_mpirun() {
   exec mpirun --hostfile "$state/hostfile" --map-by node -np "$n" --bind-to none "${pass[@]}" "$@"
 }
 
+usage() {
+  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
+  exit 2
+}
 case ${1:-} in
-  up) up "${2:?usage: scripts/hosts.sh up N [RATE]}" "${3:-none}" ;;
+  up) [ $# -ge 2 ] || usage; up "$2" "${3:-none}" ;;
   down) down ;;
-  rate) set_rate "${2:?usage: scripts/hosts.sh rate RATE|none}" ;;
+  rate) [ $# -ge 2 ] || usage; set_rate "$2" ;;
   link)
-    [[ ${2:-} =~ ^[0-9]+$ ]] && (($2 >= 1 && $2 <= $(count))) || die "link: no host ${2:-}"
-    [[ ${3:-} =~ ^(up|down)$ ]] || die "link: say up or down"
+    [ $# -ge 3 ] || usage
+    host_number "$2"
+    [[ $3 =~ ^(up|down)$ ]] || die "link: say up or down, not '$3'"
     ip -n "$net-h$2" link set eth0 "$3" ;;
   mpirun) shift; run_mpirun "$@" ;;
   agent) shift; agent "$@" ;;
-  *) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
+  *) usage ;;
 esac

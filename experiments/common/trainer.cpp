@@ -36,7 +36,14 @@ void add_trainer_flags(CLI::App& app, TrainingOptions& options) {
   app.add_option("--collective-deadline", options.collective_deadline_minutes,
                  "under mpirun: minutes a process waits for the others in a sum or broadcast before it ends the "
                  "job, naming the ranks that had not arrived (0: for ever); rank 0's validations must fit in it")
-      ->check(rg::non_negative);
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            double minutes = -1.0;
+            return CLI::detail::lexical_cast(text, minutes) && (minutes == 0.0 || (minutes >= 0.01 && minutes <= 1e6))
+                       ? std::string()
+                       : std::string("give 0 (no deadline) or 0.01 to 1000000 minutes");
+          },
+          "0 or in [0.01, 1e6]"));
   // Parsed from its name, so that config.json records "bf16", not the enum's number.
   app.add_option_function<std::string>(
          "--precision", [&options](const std::string& name) { options.precision = parse_precision(name); },
