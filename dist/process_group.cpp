@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -223,6 +224,11 @@ ProcessGroup& ProcessGroup::world() {
 ProcessGroup::ProcessGroup() {
 #ifdef RG_HAVE_MPI
   if (!started_by_launcher()) return;
+  // A peer that dies closes its TCP connections; writing to one must fail the
+  // write (and MPI then ends the job, naming the peer), not kill this process
+  // with SIGPIPE, which would make the launcher report this rank as the one
+  // that failed.
+  std::signal(SIGPIPE, SIG_IGN);
   int provided = 0;
   MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
   mpi_ = true;
