@@ -87,33 +87,47 @@ dnnl::engine& cpu_engine() {
   return engine;
 }
 
-Bf16Matmul& bf16_matmul_for(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, float beta) {
+// At most kBf16Primitives are kept. A run whose batches vary in length (the
+// Transformer's batches of tokens) meets new shapes every step; the least
+// recently used primitive goes (a thread still running it holds it).
+constexpr size_t kBf16Primitives = 256;
+
+std::shared_ptr<Bf16Matmul> bf16_matmul_for(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                                            float beta) {
+  struct Entry {
+    std::shared_ptr<Bf16Matmul> matmul;
+    uint64_t used = 0;
+  };
   static std::mutex mutex;
-  static std::map<std::tuple<bool, bool, int64_t, int64_t, int64_t, float, float>, std::unique_ptr<Bf16Matmul>> cache;
+  static std::map<std::tuple<bool, bool, int64_t, int64_t, int64_t, float, float>, Entry> cache;
+  static uint64_t clock = 0;
   std::lock_guard<std::mutex> lock(mutex);
-  auto& entry = cache[{trans_a, trans_b, m, n, k, alpha, beta}];
-  if (!entry) {
-    using dnnl::memory;
-    const memory::desc a({m, k}, memory::data_type::bf16, trans_a ? memory::dims{1, m} : memory::dims{k, 1});
-    const memory::desc b({k, n}, memory::data_type::bf16, trans_b ? memory::dims{1, k} : memory::dims{n, 1});
-    const memory::desc c({m, n}, memory::data_type::f32, memory::dims{n, 1});
-    dnnl::primitive_attr attr;
-    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
-    if (beta != 0.0f) {
-      dnnl::post_ops accumulate;
-      accumulate.append_sum(beta);
-      attr.set_post_ops(accumulate);
-    }
-    try {
-      dnnl::matmul::primitive_desc pd({a, b, c}, attr, cpu_engine());
-      entry = std::make_unique<Bf16Matmul>(Bf16Matmul{pd, dnnl::matmul(pd)});
-    } catch (const dnnl::error& e) {
-      throw Error(fmt::format("gemm: oneDNN has no bf16 product on this CPU ({}); run with --precision f32",
-                              e.what()));
-    }
+  auto [entry, fresh] = cache.try_emplace({trans_a, trans_b, m, n, k, alpha, beta});
+  entry->second.used = ++clock;
+  if (!fresh) return entry->second.matmul;
+  using dnnl::memory;
+  const memory::desc a({m, k}, memory::data_type::bf16, trans_a ? memory::dims{1, m} : memory::dims{k, 1});
+  const memory::desc b({k, n}, memory::data_type::bf16, trans_b ? memory::dims{1, k} : memory::dims{n, 1});
+  const memory::desc c({m, n}, memory::data_type::f32, memory::dims{n, 1});
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
+  if (beta != 0.0f) {
+    dnnl::post_ops accumulate;
+    accumulate.append_sum(beta);
+    attr.set_post_ops(accumulate);
   }
-  return *entry;
+  try {
+    dnnl::matmul::primitive_desc pd({a, b, c}, attr, cpu_engine());
+    entry->second.matmul = std::make_shared<Bf16Matmul>(Bf16Matmul{pd, dnnl::matmul(pd)});
+  } catch (const dnnl::error& e) {
+    cache.erase(entry);
+    throw Error(fmt::format("gemm: oneDNN has no bf16 product on this CPU ({}); run with --precision f32", e.what()));
+  }
+  if (cache.size() > kBf16Primitives)
+    cache.erase(std::min_element(cache.begin(), cache.end(),
+                                 [](const auto& x, const auto& y) { return x.second.used < y.second.used; }));
+  return entry->second.matmul;
 }
 
 // A's bf16 copy is made kBf16BlockFloats at a time (blocks of rows of
@@ -138,7 +152,8 @@ void gemm_bf16(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, floa
     // when transposed, copied as the [K, rows] block they are there.
     if (trans_a) to_bf16(a + r0, m, k, rows, a16.data());
     else to_bf16(a + r0 * k, k, rows, k, a16.data());
-    Bf16Matmul& mm = bf16_matmul_for(trans_a, trans_b, rows, n, k, alpha, beta);
+    const std::shared_ptr<Bf16Matmul> held = bf16_matmul_for(trans_a, trans_b, rows, n, k, alpha, beta);
+    const Bf16Matmul& mm = *held;
     scratchpad.resize(std::max(scratchpad.size(), mm.pd.scratchpad_desc().get_size()));
     mm.primitive.execute(stream, {{DNNL_ARG_SRC, memory(mm.pd.src_desc(), engine, a16.data())},
                                   {DNNL_ARG_WEIGHTS, memory(mm.pd.weights_desc(), engine, b16.data())},
