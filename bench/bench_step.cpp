@@ -36,6 +36,7 @@
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/core/gemm.h"
 #include "rmsgrad/core/parallel.h"
+#include "rmsgrad/dist/gradient_reducer.h"
 #include "rmsgrad/dist/process_group.h"
 
 using namespace rg;
@@ -57,7 +58,7 @@ int main(int argc, char** argv) {
   app.add_flag("--recipe", recipe,
                "print the model's settings (its recipe, experiments/common/recipes.h, with any --set) as one JSON "
                "object, and exit");
-  double bucket_mb = 25.0;
+  double bucket_mb = dist::GradientReducer::kDefaultBucketBytes / 1048576.0;
   app.add_option("--bucket-mb", bucket_mb, "under mpirun: MiB of gradients per bucket")->check(CLI::PositiveNumber);
   dist::ProcessGroup& group = dist::ProcessGroup::world();
   if (int code = bench::parse_bench_flags(app, argc, argv); code >= 0) return code;

@@ -9,8 +9,14 @@
 //   - the parameters are packed into buckets in about the order backward
 //     finishes them: the first bucket small (kFirstBucketBytes, 1 MiB, as
 //     PyTorch's DDP does), so that the first sum starts early, the rest of
-//     about `bucket_bytes` (25 MiB by default; a larger parameter gets a
-//     bucket of its own). The first step guesses the order (reverse
+//     about `bucket_bytes` (4 MiB by default; a larger parameter gets a
+//     bucket of its own). Small buckets start as soon as their gradients are
+//     final, where one of PyTorch's 25 MiB holds most of a recurrent model
+//     until the last time step's backward: measured on two hosts over
+//     1 Gbit/s, RNNSearch hides 0.15 of its sums with 25 MiB and 0.46 with 4,
+//     the Transformer 0.34 and 0.67 (BENCHMARKS.md). Each bucket costs a
+//     latency per round of the ring, which grows with the processes: for many
+//     machines larger buckets pay (docs/scaling.md). The first step guesses the order (reverse
 //     registration: the last layer's first); after it the buckets are built
 //     again in the order its gradients actually became final on rank 0
 //     (broadcast, so every process has the same buckets);
@@ -53,7 +59,7 @@ namespace rg::dist {
 
 class GradientReducer {
  public:
-  static constexpr int64_t kDefaultBucketBytes = int64_t{25} << 20;
+  static constexpr int64_t kDefaultBucketBytes = int64_t{4} << 20;
   static constexpr int64_t kFirstBucketBytes = int64_t{1} << 20;
 
   GradientReducer(ProcessGroup& group, NamedParameters parameters, int64_t bucket_bytes = kDefaultBucketBytes);

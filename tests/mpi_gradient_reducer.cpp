@@ -118,7 +118,7 @@ TEST_CASE("the reducer sums every gradient over the processes, unused parameters
 }
 
 TEST_CASE("the first bucket holds about 1 MiB, so that the first sum starts early") {
-  // Four parameters of 0.5 MiB: the first bucket takes two, the 25 MiB one the other two.
+  // Four parameters of 0.5 MiB: the first bucket takes two, the next (4 MiB) the other two.
   std::vector<Var> big;
   NamedParameters named;
   for (int i = 0; i < 4; ++i) {
@@ -145,7 +145,7 @@ TEST_CASE("when every parameter is used, each bucket's sum starts inside backwar
 
 TEST_CASE("every process ends a step with the same gradients") {
   Params p;
-  GradientReducer reducer(group(), p.named);  // the default 25 MiB: one bucket
+  GradientReducer reducer(group(), p.named);  // the default 1 MiB first bucket holds them all
   CHECK(reducer.bucket_names().size() == 1);
   const float k = static_cast<float>(group().rank() + 1);
   reducer.backward(k * sum(p[2] * p[2] * p[2]));

@@ -100,7 +100,7 @@ struct TrainingOptions {
   std::string best_metric = {};
   // Under mpirun: the size of the buckets in which gradients are summed over
   // the processes while backward runs (dist/gradient_reducer.h).
-  double bucket_mb = 25.0;
+  double bucket_mb = dist::GradientReducer::kDefaultBucketBytes / 1048576.0;
   // Under mpirun: how long a process waits in any collective for the others
   // before it ends the job, naming the ranks that had not arrived
   // (dist/process_group.h). 0: for ever.
