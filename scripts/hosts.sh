@@ -20,14 +20,17 @@
 # says so. Across real machines the same job is
 #
 #   mpirun --hostfile hosts --map-by node -np 2 --mca btl tcp,self \
-#     --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 build/bin/rnnsearch ...
+#     --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 \
+#     --mca oob_tcp_keepalive_time 5 --mca oob_tcp_keepalive_intvl 2 \
+#     --mca oob_tcp_keepalive_probes 3 build/bin/rnnsearch ...
 #
 # with the hostnames in `hosts` (one per line, "slots=1"), ssh between them
 # without a password, and the build and run folder at the same paths everywhere.
 #
-# Needs root (namespaces, links, tc). RG_HOSTS_NET (default rg) prefixes every
-# name and RG_HOSTS_SUBNET (default 10.77.0) sets the addresses, so that a
-# test can make its own hosts beside a user's.
+# Needs root (namespaces, links, tc). RG_HOSTS_NET (default rg; up to 10
+# letters and digits) prefixes every name and RG_HOSTS_SUBNET (default
+# 10.77.0, a /24 not otherwise in use) sets the addresses, so that a test can
+# make its own hosts beside a user's.
 set -euo pipefail
 net=${RG_HOSTS_NET:-rg}
 subnet=${RG_HOSTS_SUBNET:-10.77.0}
