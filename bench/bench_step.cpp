@@ -16,12 +16,16 @@
 // Under mpirun the step is data-parallel, as the drivers' loop makes it: each
 // process trains its batch (give the per-process size, --set batch=…) and
 // backward sums the gradients over the processes in buckets. Rank 0 prints the
-// line with "processes", and the communication: "exposed_comm_ms" (the time
+// line with "processes", the buckets ("buckets"; "gather_buckets" of them
+// gather an embedding's rows: "gathered_values" parameters, of which rank 0
+// sent "gathered_bytes" in the last step), and the communication:
+// "exposed_comm_ms" (the time
 // the process that finished backward last spent on the sums: starting and
 // moving them inside backward, and waiting for them after it; median over the
 // steps; the others also wait for it), "comm_alone_ms" (the
-// same buckets summed alone, blocking, back to back) and "hidden_fraction" =
-// 1 − exposed ÷ alone.
+// same buckets summed alone, blocking, back to back; an embedding's bucket
+// gathers as many bytes as its rows took in the last step) and
+// "hidden_fraction" = 1 − exposed ÷ alone.
 //
 //   mpirun -np 2 bench_step --model convpool --threads 1 --set batch=50
 #include <fmt/format.h>
@@ -93,14 +97,20 @@ int main(int argc, char** argv) {
     check(std::isfinite(step->loss()), "bench_step: the loss is {}", step->loss());
     std::string communication;
     if (group.distributed()) {
-      // The same buckets summed alone, back to back, after a barrier.
+      // The same buckets summed alone, back to back, after a barrier; a
+      // bucket that gathers rows gathers as many bytes as it sent last step.
+      const auto summaries = step->reducer()->buckets();
       std::vector<std::vector<float>> buckets;
-      for (int64_t n : step->reducer()->bucket_sizes()) buckets.emplace_back(static_cast<size_t>(n), 1.0f);
+      for (const auto& b : summaries) buckets.emplace_back(b.gathers_rows ? 0 : static_cast<size_t>(b.values), 1.0f);
       std::vector<double> alone;
       for (int r = 0; r < std::max(3, steps); ++r) {
         group.barrier();
         const auto start = std::chrono::steady_clock::now();
-        for (auto& b : buckets) group.sum(b);
+        for (size_t b = 0; b < buckets.size(); ++b)
+          if (summaries[b].gathers_rows)
+            group.all_gather(std::string(static_cast<size_t>(summaries[b].bytes_sent), 'x'));
+          else
+            group.sum(buckets[b]);
         alone.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
       }
       std::sort(alone.begin(), alone.end());
@@ -119,9 +129,14 @@ int main(int argc, char** argv) {
       std::sort(exposed.begin(), exposed.end());
       const double wait_ms = 1e3 * exposed[exposed.size() / 2];
       const double alone_ms = 1e3 * group.sum(alone[alone.size() / 2]) / group.size();
-      communication = fmt::format("\"processes\": {}, \"buckets\": {}, \"exposed_comm_ms\": {:.3f}, "
+      int64_t gather_buckets = 0, gathered_values = 0, gathered_bytes = 0;
+      for (const auto& b : summaries)
+        if (b.gathers_rows) ++gather_buckets, gathered_values += b.values, gathered_bytes += b.bytes_sent;
+      communication = fmt::format("\"processes\": {}, \"buckets\": {}, \"gather_buckets\": {}, "
+                                  "\"gathered_values\": {}, \"gathered_bytes\": {}, \"exposed_comm_ms\": {:.3f}, "
                                   "\"comm_alone_ms\": {:.3f}, \"hidden_fraction\": {:.3f}, ",
-                                  group.size(), buckets.size(), wait_ms, alone_ms, 1.0 - wait_ms / alone_ms);
+                                  group.size(), buckets.size(), gather_buckets, gathered_values, gathered_bytes,
+                                  wait_ms, alone_ms, 1.0 - wait_ms / alone_ms);
     }
     if (!group.writer()) return 0;
     std::printf("{\"impl\": \"rmsgrad\", \"model\": \"%s\", \"norm\": \"%s\", \"norm_impl\": \"%s\", "

@@ -20,18 +20,30 @@
 //     registration: the last layer's first); after it the buckets are built
 //     again in the order its gradients actually became final on rank 0
 //     (broadcast, so every process has the same buckets);
+//   - each parameter's gradient is a view into its bucket's flat buffer (as
+//     in DDP), so backward accumulates into the buffer that is summed and
+//     nothing is copied in or out;
 //   - backward runs with the tape's leaf-ready hook (Tape::backward(loss,
-//     ready, after_node)). When the last gradient of a bucket is final, the
-//     bucket's gradients are copied into one flat buffer and a non-blocking
-//     sum over the processes starts, while backward goes on with the layers
+//     ready, after_node)). When the last gradient of a bucket is final, a
+//     non-blocking sum of its buffer over the processes starts, while
+//     backward goes on with the layers
 //     below; after every backward node the reducer lets MPI move the sums on
 //     (MPI transfers data only inside its calls);
 //   - buckets start strictly in index order, so every process issues the same
 //     collectives in the same order (MPI's rule) even if its backward
 //     finishes them in another order;
+//   - an embedding's gradient is mostly zero rows: a batch uses few of its
+//     words. After the first step, a parameter whose gradient on rank 0 had
+//     at most kGatherRowsDensity ÷ processes of its rows non-zero gets a
+//     bucket of its own that sends only those rows, with their indices: an
+//     all-gather of each process's rows, added up after it in rank order.
+//     Each process sends its rows once where a ring sum sends the whole
+//     matrix about twice; for two processes the result is the same sum,
+//     a + b, to the bit. (RNNSearch's two 8 MiB embeddings become about
+//     1.6 MiB each at its benchmark batch; PyTorch's sparse embedding
+//     gradients are the same idea.)
 //   - after backward, the buckets not yet started start (a parameter that got
-//     no gradient this step adds zeros), all are awaited, and the sums are
-//     copied back into the gradients. A parameter that backward never reaches
+//     no gradient this step adds zeros), and all are awaited. A parameter that backward never reaches
 //     therefore holds its bucket, and every later one, until backward ends:
 //     correct, only without overlap (PyTorch's find_unused_parameters).
 //
@@ -61,21 +73,33 @@ class GradientReducer {
  public:
   static constexpr int64_t kDefaultBucketBytes = int64_t{4} << 20;
   static constexpr int64_t kFirstBucketBytes = int64_t{1} << 20;
+  // A parameter gathers its non-zero rows instead of summing when, on the
+  // first step, at most this fraction ÷ processes of its rows were non-zero
+  // (all processes together then send at most half of what one process
+  // sends in a ring sum) and it is at least kGatherRowsMinBytes.
+  static constexpr double kGatherRowsDensity = 0.5;
+  static constexpr int64_t kGatherRowsMinBytes = int64_t{64} << 10;
 
   GradientReducer(ProcessGroup& group, NamedParameters parameters, int64_t bucket_bytes = kDefaultBucketBytes);
 
   // loss.backward(), then every parameter's gradient summed over the processes.
   void backward(const Var& loss);
 
-  // The parameter names of each bucket, in the order the buckets are summed,
-  // and each bucket's size in floats.
-  std::vector<std::vector<std::string>> bucket_names() const;
-  std::vector<int64_t> bucket_sizes() const;
+  // The buckets, in the order they are summed: their parameters, their size
+  // in floats, whether they gather rows instead of summing, and the bytes this
+  // process sent for each in the last backward (4 per float for a sum).
+  struct BucketSummary {
+    std::vector<std::string> names;
+    int64_t values = 0;
+    bool gathers_rows = false;
+    int64_t bytes_sent = 0;
+  };
+  std::vector<BucketSummary> buckets() const;
 
   // Where the last backward's time went: the backward pass itself (with the
   // sums started inside it), the part of it spent starting and moving the
-  // sums (copies into the buckets, MPI's calls), and the wait for the sums
-  // after it (with the copies back into the gradients).
+  // sums (MPI's calls, an embedding's rows packed), and the wait for the sums
+  // after it (with the gathered rows added up).
   struct Timing {
     double backward_seconds = 0.0;
     double communication_in_backward_seconds = 0.0;
@@ -86,16 +110,26 @@ class GradientReducer {
 
  private:
   struct Bucket {
-    std::vector<size_t> members;  // indices into parameters_
-    std::vector<float> flat;      // their gradients, end to end
-    size_t waiting = 0;           // members whose gradient is not final yet
+    std::vector<size_t> members;   // indices into parameters_
+    Tensor flat;                   // their gradients, end to end, each from a multiple of 64 bytes
+    std::vector<int64_t> offsets;  // of each member in flat
+    size_t waiting = 0;            // members whose gradient is not final yet
+    // A bucket of one parameter that gathers rows: this process's non-zero
+    // rows as (int32 row, its floats) records, every process's after the gather.
+    bool gathers_rows = false;
+    std::vector<std::byte> rows, gathered;
+    std::vector<int64_t> lengths;
   };
   // Buckets of parameters in this order (indices into parameters_), the first of kFirstBucketBytes.
   void make_buckets(const std::vector<size_t>& order);
   // After the first step: the buckets again, in the order rank 0's gradients became final.
   void rebuild_buckets();
   void start_ready_buckets();
+  // Points each member's gradient at its place in the bucket's buffer (copying what it held).
+  void share_buffer(Bucket& bucket);
   void start(Bucket& bucket);
+  void gather_rows(Bucket& bucket);
+  void add_gathered_rows(const Bucket& bucket);
 
   ProcessGroup& group_;
   NamedParameters parameters_;
@@ -105,6 +139,8 @@ class GradientReducer {
   size_t next_to_start_ = 0;
   bool rebuilt_ = false;
   std::vector<size_t> ready_order_;  // the first step's parameters, as their gradients became final
+  std::vector<double> density_;      // the first step's fraction of non-zero rows per parameter (-1: not measured)
+  std::vector<bool> gathers_rows_;   // per parameter
   Timing timing_;
 };
 

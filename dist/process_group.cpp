@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <thread>
@@ -53,21 +55,33 @@ struct Whereabouts {
 
 constexpr int kQuestionTag = 1, kAnswerTag = 2;
 
+// A non-blocking collective in the queue. MPI requires every process to
+// start the same collectives in the same order; the queue keeps that order
+// when one stage needs an earlier stage's result before it can start (an
+// all-gather of byte strings needs every rank's length before the bytes):
+// such a stage waits until its predecessor has finished, and every collective
+// behind it, blocking ones included, waits to be started.
+struct Queued {
+  Pending pending;
+  std::function<void(MPI_Request*)> start;  // makes the MPI call
+  bool after_previous = false;              // needs the previous stage's result
+  bool started = false;
+};
+
 // The MPI state behind the process group: a second communicator for the
 // questions about whereabouts (apart from the collectives, which they must not
-// disturb), the count of collectives, and the sums started and not yet waited for.
+// disturb), the count of collectives, and the non-blocking collectives queued
+// or started and not yet waited for.
 struct Job {
   MPI_Comm side = MPI_COMM_NULL;
   int64_t collectives = 0;
-  std::vector<Pending> sums;
+  std::deque<Queued> queue;
   std::vector<std::unique_ptr<Whereabouts>> answers_sent;  // kept until exit: MPI may still be sending them
 };
 Job& job() {
   static Job state;
   return state;
 }
-
-Pending started(std::string what) { return Pending{MPI_REQUEST_NULL, ++job().collectives, std::move(what)}; }
 
 // Answers every question that has come in: "I am waiting in `here`".
 void answer_questions(const Pending& here) {
@@ -179,7 +193,47 @@ void await(const ProcessGroup& group, std::span<Pending> pending) {
   }
 }
 
-void await(const ProcessGroup& group, Pending&& one) { await(group, std::span<Pending>(&one, 1)); }
+void await(const ProcessGroup& group, Pending& one) { await(group, std::span<Pending>(&one, 1)); }
+
+// A finished request is null, and MPI_Test on it says done at once.
+bool finished(Queued& op) {
+  if (!op.started) return false;
+  int done = 0;
+  MPI_Test(&op.pending.request, &done, MPI_STATUS_IGNORE);
+  return done != 0;
+}
+
+// Starts the queued collectives in order, as far as none waits for its
+// predecessor's result; returns the index of the first one not started.
+size_t start_queued() {
+  std::deque<Queued>& queue = job().queue;
+  for (size_t i = 0; i < queue.size(); ++i) {
+    Queued& op = queue[i];
+    if (op.started) continue;
+    if (op.after_previous && i > 0 && !finished(queue[i - 1])) return i;
+    op.start(&op.pending.request);
+    op.started = true;
+  }
+  return queue.size();
+}
+
+// Starts every queued collective, waiting where a stage needs its predecessor's result.
+void start_all_queued(const ProcessGroup& group) {
+  std::deque<Queued>& queue = job().queue;
+  for (size_t i; (i = start_queued()) < queue.size();) await(group, queue[i - 1].pending);
+}
+
+// A blocking collective about to start: everything queued goes first.
+Pending started(const ProcessGroup& group, std::string what) {
+  start_all_queued(group);
+  return Pending{MPI_REQUEST_NULL, ++job().collectives, std::move(what)};
+}
+
+void enqueue(std::string what, std::function<void(MPI_Request*)> start, bool after_previous = false) {
+  job().queue.push_back(Queued{Pending{MPI_REQUEST_NULL, ++job().collectives, std::move(what)}, std::move(start),
+                               after_previous});
+  start_queued();
+}
 
 // MPI counts in int; a long buffer goes in pieces.
 template <class Call>
@@ -194,9 +248,9 @@ void in_chunks(size_t count, Call&& call) {
 template <class T>
 void sum_in_place(const ProcessGroup& group, std::span<T> values, MPI_Datatype type) {
   in_chunks(values.size(), [&](size_t at, int n) {
-    Pending sum = started(fmt::format("the sum of {} value{}", n, n == 1 ? "" : "s"));
+    Pending sum = started(group, fmt::format("the sum of {} value{}", n, n == 1 ? "" : "s"));
     MPI_Iallreduce(MPI_IN_PLACE, values.data() + at, n, type, MPI_SUM, MPI_COMM_WORLD, &sum.request);
-    await(group, std::move(sum));
+    await(group, sum);
   });
 }
 #endif
@@ -290,9 +344,9 @@ void ProcessGroup::broadcast(std::span<float> values, int root) const {
 #ifdef RG_HAVE_MPI
   if (!distributed()) return;
   in_chunks(values.size(), [&](size_t at, int n) {
-    Pending bcast = started(fmt::format("the broadcast of {} floats from rank {}", n, root));
+    Pending bcast = started(*this, fmt::format("the broadcast of {} floats from rank {}", n, root));
     MPI_Ibcast(values.data() + at, n, MPI_FLOAT, root, MPI_COMM_WORLD, &bcast.request);
-    await(*this, std::move(bcast));
+    await(*this, bcast);
   });
 #else
   (void)values, (void)root;
@@ -304,14 +358,14 @@ std::string ProcessGroup::broadcast(const std::string& text, int root) const {
 #ifdef RG_HAVE_MPI
   if (!distributed()) return out;
   uint64_t length = out.size();
-  Pending size = started(fmt::format("the broadcast of a text's length from rank {}", root));
+  Pending size = started(*this, fmt::format("the broadcast of a text's length from rank {}", root));
   MPI_Ibcast(&length, 1, MPI_UINT64_T, root, MPI_COMM_WORLD, &size.request);
-  await(*this, std::move(size));
+  await(*this, size);
   out.resize(length);
   in_chunks(length, [&](size_t at, int n) {
-    Pending text = started(fmt::format("the broadcast of a text of {} bytes from rank {}", n, root));
+    Pending text = started(*this, fmt::format("the broadcast of a text of {} bytes from rank {}", n, root));
     MPI_Ibcast(out.data() + at, n, MPI_CHAR, root, MPI_COMM_WORLD, &text.request);
-    await(*this, std::move(text));
+    await(*this, text);
   });
 #else
   (void)root;
@@ -325,9 +379,9 @@ std::vector<std::string> ProcessGroup::all_gather(const std::string& text) const
     check(text.size() <= INT_MAX, "MPI: all_gather of {} bytes", text.size());
     const int mine = static_cast<int>(text.size());
     std::vector<int> lengths(size_), offsets(size_);
-    Pending sizes = started("the gathering of every rank's text length");
+    Pending sizes = started(*this, "the gathering of every rank's text length");
     MPI_Iallgather(&mine, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD, &sizes.request);
-    await(*this, std::move(sizes));
+    await(*this, sizes);
     int64_t total = 0;
     for (int r = 0; r < size_; ++r) {
       check(total <= INT_MAX, "MPI: all_gather of more than 2 GB");
@@ -335,10 +389,10 @@ std::vector<std::string> ProcessGroup::all_gather(const std::string& text) const
       total += lengths[r];
     }
     std::string all(static_cast<size_t>(total), '\0');
-    Pending texts = started(fmt::format("the gathering of every rank's text ({} bytes in all)", total));
+    Pending texts = started(*this, fmt::format("the gathering of every rank's text ({} bytes in all)", total));
     MPI_Iallgatherv(text.data(), mine, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, MPI_COMM_WORLD,
                     &texts.request);
-    await(*this, std::move(texts));
+    await(*this, texts);
     std::vector<std::string> out;
     for (int r = 0; r < size_; ++r) out.push_back(all.substr(offsets[r], lengths[r]));
     return out;
@@ -359,10 +413,10 @@ std::vector<float> ProcessGroup::all_gather(std::span<const float> mine, const s
     check(total <= INT_MAX, "MPI: all_gather of {} values", total);
     std::vector<int> ints(counts.begin(), counts.end()), offsets(size_, 0);
     for (int r = 1; r < size_; ++r) offsets[r] = offsets[r - 1] + ints[r - 1];
-    Pending values = started(fmt::format("the gathering of every rank's values ({} in all)", total));
+    Pending values = started(*this, fmt::format("the gathering of every rank's values ({} in all)", total));
     MPI_Iallgatherv(mine.data(), ints[rank_], MPI_FLOAT, all.data(), ints.data(), offsets.data(), MPI_FLOAT,
                     MPI_COMM_WORLD, &values.request);
-    await(*this, std::move(values));
+    await(*this, values);
     return all;
   }
 #endif
@@ -373,9 +427,9 @@ std::vector<float> ProcessGroup::all_gather(std::span<const float> mine, const s
 void ProcessGroup::barrier() const {
 #ifdef RG_HAVE_MPI
   if (!distributed()) return;
-  Pending barrier = started("a barrier");
+  Pending barrier = started(*this, "a barrier");
   MPI_Ibarrier(MPI_COMM_WORLD, &barrier.request);
-  await(*this, std::move(barrier));
+  await(*this, barrier);
 #endif
 }
 
@@ -383,32 +437,69 @@ void ProcessGroup::start_sum(std::span<float> values, const std::string& what) {
 #ifdef RG_HAVE_MPI
   if (!distributed()) return;
   check(values.size() <= INT_MAX, "MPI: a non-blocking sum of {} values; use buckets under 2^31", values.size());
-  Pending sum = started(what.empty() ? fmt::format("the sum of {} values", values.size()) : what);
-  MPI_Iallreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
-                 &sum.request);
-  job().sums.push_back(std::move(sum));
+  enqueue(what.empty() ? fmt::format("the sum of {} values", values.size()) : what, [values](MPI_Request* request) {
+    MPI_Iallreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
+                   request);
+  });
 #else
   (void)values, (void)what;
 #endif
 }
 
+void ProcessGroup::start_all_gather(std::span<const std::byte> mine, std::vector<std::byte>& all,
+                                    std::vector<int64_t>& lengths, const std::string& what) {
+  if (!distributed()) {
+    all.assign(mine.begin(), mine.end());
+    lengths.assign(1, static_cast<int64_t>(mine.size()));
+    return;
+  }
+#ifdef RG_HAVE_MPI
+  check(mine.size() <= INT_MAX, "MPI: a non-blocking all-gather of {} bytes from one rank", mine.size());
+  struct Counts {
+    int mine = 0;
+    std::vector<int> lengths, offsets;
+  };
+  auto counts = std::make_shared<Counts>(Counts{static_cast<int>(mine.size()), std::vector<int>(size_),
+                                                std::vector<int>(size_)});
+  const std::string name = what.empty() ? fmt::format("the all-gather of {} bytes", mine.size()) : what;
+  enqueue(name + ": every rank's length", [counts](MPI_Request* request) {
+    MPI_Iallgather(&counts->mine, 1, MPI_INT, counts->lengths.data(), 1, MPI_INT, MPI_COMM_WORLD, request);
+  });
+  const int ranks = size_;
+  enqueue(
+      name,
+      [counts, mine, &all, &lengths, ranks](MPI_Request* request) {
+        int64_t total = 0;
+        lengths.assign(counts->lengths.begin(), counts->lengths.end());
+        for (int r = 0; r < ranks; ++r) {
+          check(total <= INT_MAX, "MPI: an all-gather of more than 2 GB");
+          counts->offsets[r] = static_cast<int>(total);
+          total += counts->lengths[r];
+        }
+        check(total <= INT_MAX, "MPI: an all-gather of {} bytes", total);
+        all.resize(static_cast<size_t>(total));
+        MPI_Iallgatherv(mine.data(), counts->mine, MPI_BYTE, all.data(), counts->lengths.data(), counts->offsets.data(),
+                        MPI_BYTE, MPI_COMM_WORLD, request);
+      },
+      /*after_previous=*/true);
+#endif
+}
+
 void ProcessGroup::wait_all() {
 #ifdef RG_HAVE_MPI
-  std::vector<Pending>& sums = job().sums;
-  await(*this, sums);
-  sums.clear();
+  start_all_queued(*this);
+  std::deque<Queued>& queue = job().queue;
+  for (Queued& op : queue) await(*this, op.pending);
+  queue.clear();
 #endif
 }
 
 void ProcessGroup::progress() {
 #ifdef RG_HAVE_MPI
   // A test of one open request moves every request on.
-  for (Pending& sum : job().sums) {
-    if (sum.request == MPI_REQUEST_NULL) continue;  // seen finished
-    int done = 0;
-    MPI_Test(&sum.request, &done, MPI_STATUS_IGNORE);
-    if (!done) return;
-  }
+  for (Queued& op : job().queue)
+    if (!finished(op)) break;
+  start_queued();  // a stage whose predecessor has just finished
 #endif
 }
 

@@ -30,6 +30,7 @@
 // an rg::Error that names the collective, how long it waited, and each rank
 // (with its host) that had not arrived: where it is waiting, or that it did
 // not answer at all (busy outside any collective, hung, or unreachable).
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -76,10 +77,19 @@ class ProcessGroup {
   void barrier() const;
 
   // Non-blocking sum in place: returns at once; the values are final after
-  // wait_all(), which waits for every sum started. MPI moves data only inside
-  // its calls, so call progress() now and then while other work goes on.
-  // `what` names it in messages ("the gradient sum of bucket 2 of 3").
+  // wait_all(). MPI moves data only inside its calls, so call progress() now
+  // and then while other work goes on. `what` names it in messages ("the
+  // gradient sum of bucket 2 of 3").
   void start_sum(std::span<float> values, const std::string& what = "");
+  // Non-blocking all-gather of byte strings of any length: after wait_all(),
+  // `all` holds every rank's `mine` end to end in rank order and lengths[r]
+  // the length of rank r's. `mine`, `all` and `lengths` must live until then.
+  // Two collectives (the lengths, then the bytes); the queue keeps every
+  // collective started after it behind it, so all processes start them in the
+  // same order.
+  void start_all_gather(std::span<const std::byte> mine, std::vector<std::byte>& all, std::vector<int64_t>& lengths,
+                        const std::string& what = "");
+  // Waits for every collective started with start_sum or start_all_gather.
   void wait_all();
   void progress();
 

@@ -5,7 +5,8 @@ what two hosts measured (bench/bench_hosts.sh's lines).
     python3 scripts/scaling_model.py docs/data_parallel_hosts.jsonl > /tmp/tables.md
 
 Inputs, per model, from two hosts joined by a link of each measured rate:
-the gradient (S = 4 · parameters bytes in B buckets), one machine's step T
+the gradient (S = 4 · parameters bytes in B buckets, the embeddings' rows
+gathered where the reducer gathers them), one machine's step T
 (the 1-process step beside a twin: the same load on the cores as the two
 hosts, no communication), the sums alone C2 and the communication left exposed
 after backward, hence the time hidden behind backward H = C2 − exposed. Per
@@ -16,7 +17,10 @@ The model of one step on N machines:
 
   ring      C(N) = 2 (N − 1) / N · S / β  +  2 (N − 1) · B · α
             (a ring allreduce sends and receives 2(N−1)/N of the bytes per
-            process, in 2(N−1) rounds, each paying a message's latency)
+            process, in 2(N−1) rounds, each paying a message's latency; an
+            embedding whose rows are gathered instead costs (N − 1) · G / β
+            for G bytes of rows per process, while N · G stays under half
+            its table, which is when the reducer gathers)
   weak      step = T + max(0, C(N) − H)
             (each machine keeps its batch: backward, and with it the time it
             hides, stays as measured; what more machines add is exposed)
@@ -60,6 +64,21 @@ def ring(n, size, buckets, alpha, beta):
     return 2.0 * (n - 1) / n * size / beta + 2 * (n - 1) * buckets * alpha
 
 
+def communication(n, two, alpha, beta):
+    """One step's sums on n machines: the dense buckets in a ring; the
+    embeddings' buckets gather rows (each process receives every other's,
+    (n − 1) · G bytes, in n − 1 rounds for the lengths and n − 1 for the rows)
+    while the reducer would choose that: rows × n ≤ half the table
+    (dist/gradient_reducer.h), else a ring of the whole tables."""
+    sparse = 4.0 * two.get("gathered_values", 0)
+    gathers = two.get("gather_buckets", 0)
+    rows = two.get("gathered_bytes", 0)
+    c = ring(n, 4.0 * two["parameters"] - sparse, two["buckets"] - gathers, alpha, beta)
+    if gathers and n * rows <= 0.5 * sparse:
+        return c + (n - 1) * rows / beta + 2 * (n - 1) * gathers * alpha
+    return c + ring(n, sparse, gathers, alpha, beta)
+
+
 def main():
     rows = [json.loads(line) for line in open(sys.argv[1])]
     steps = [r for r in rows if "ms_per_step" in r]
@@ -89,7 +108,7 @@ def main():
             two = run[rate]
             size = 4.0 * two["parameters"]
             alpha, beta = links[rate]
-            c2 = ring(2, size, two["buckets"], alpha, beta)
+            c2 = communication(2, two, alpha, beta)
             hidden = (two["comm_alone_ms"] - two["exposed_comm_ms"]) / 1e3
             model = t + max(0.0, c2 - hidden)
             measured = two["ms_per_step"] / 1e3
@@ -110,7 +129,6 @@ def main():
             two = inputs[m]["10gbit"]
             t = inputs[m]["twin"]["ms_per_step"] / 1e3
             hidden = max(0.0, (two["comm_alone_ms"] - two["exposed_comm_ms"]) / 1e3)
-            size = 4.0 * two["parameters"]
             batch = two.get("batch", 0)
             for link, (alpha, beta) in beyond.items():
                 cells = []
@@ -118,7 +136,7 @@ def main():
                     if not weak and batch and n > batch:
                         cells.append("—")  # a machine would get no example
                         continue
-                    c = ring(n, size, two["buckets"], alpha, beta)
+                    c = communication(n, two, alpha, beta)
                     compute = t if weak else t / n
                     step = compute + max(0.0, c - (hidden if weak else hidden / n))
                     cells.append(f"{100 * compute / step:.0f}%")

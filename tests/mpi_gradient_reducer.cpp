@@ -4,6 +4,7 @@
 // on one that only some processes used.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "rmsgrad/dist/batch_share.h"
@@ -28,6 +29,12 @@ struct Params {
   }
   Var& operator[](size_t i) { return named[i].second; }
 };
+
+std::vector<std::vector<std::string>> names(const GradientReducer& reducer) {
+  std::vector<std::vector<std::string>> out;
+  for (const auto& bucket : reducer.buckets()) out.push_back(bucket.names);
+  return out;
+}
 
 }  // namespace
 
@@ -74,8 +81,7 @@ TEST_CASE("the reducer packs parameters into buckets in reverse order, a large o
   Params p;
   // 40-byte buckets: e (4) + unused (16) = 20, then c (400 bytes) alone, then b (28), then a (60) alone.
   GradientReducer reducer(group(), p.named, 40);
-  const auto names = reducer.bucket_names();
-  CHECK(names == std::vector<std::vector<std::string>>{{"e", "unused"}, {"c"}, {"b"}, {"a"}});
+  CHECK(names(reducer) == std::vector<std::vector<std::string>>{{"e", "unused"}, {"c"}, {"b"}, {"a"}});
 }
 
 TEST_CASE("the reducer sums every gradient over the processes, unused parameters included") {
@@ -108,7 +114,7 @@ TEST_CASE("the reducer sums every gradient over the processes, unused parameters
       CHECK(reducer.last_timing().buckets_started_in_backward == 0);
       // Rebuilt in the order rank 0's gradients became final (c, whose ops
       // were recorded last, then e, b, a), the never-ready "unused" last.
-      CHECK(reducer.bucket_names() == std::vector<std::vector<std::string>>{{"c"}, {"e", "b"}, {"a"}, {"unused"}});
+      CHECK(names(reducer) == std::vector<std::vector<std::string>>{{"c"}, {"e", "b"}, {"a"}, {"unused"}});
     } else {
       // Rank 0 now starts all but the last inside backward; rank 1, which
       // never uses c, still waits for the first bucket until backward ends.
@@ -126,8 +132,11 @@ TEST_CASE("the first bucket holds about 1 MiB, so that the first sum starts earl
     named.emplace_back("p" + std::to_string(i), big.back());
   }
   GradientReducer reducer(group(), named);
-  CHECK(reducer.bucket_sizes() == std::vector<int64_t>{256 * 1024, 256 * 1024});
-  CHECK(reducer.bucket_names() == std::vector<std::vector<std::string>>{{"p3", "p2"}, {"p1", "p0"}});
+  const auto buckets = reducer.buckets();
+  REQUIRE(buckets.size() == 2);
+  CHECK(buckets[0].values == 256 * 1024);
+  CHECK(buckets[1].values == 256 * 1024);
+  CHECK(names(reducer) == std::vector<std::vector<std::string>>{{"p3", "p2"}, {"p1", "p0"}});
 }
 
 TEST_CASE("when every parameter is used, each bucket's sum starts inside backward") {
@@ -146,11 +155,48 @@ TEST_CASE("when every parameter is used, each bucket's sum starts inside backwar
 TEST_CASE("every process ends a step with the same gradients") {
   Params p;
   GradientReducer reducer(group(), p.named);  // the default 1 MiB first bucket holds them all
-  CHECK(reducer.bucket_names().size() == 1);
+  CHECK(names(reducer).size() == 1);
   const float k = static_cast<float>(group().rank() + 1);
   reducer.backward(k * sum(p[2] * p[2] * p[2]));
   // Identical on both ranks, so their sum is exactly twice each.
   std::vector<float> mine(p[2].grad().span().begin(), p[2].grad().span().end()), summed = mine;
   group().sum(summed);
   for (size_t j = 0; j < mine.size(); ++j) CHECK(summed[j] == 2.0f * mine[j]);
+}
+
+TEST_CASE("after the first step, an embedding's gradient gathers its non-zero rows instead of summing") {
+  // A [512, 64] table (128 KiB): rank 0 looks up rows 1, 5, 5; rank 1 rows 5, 300.
+  Generator gen(5);
+  NamedParameters named{{"table", Var(normal(Shape{512, 64}, 0.0f, 1.0f, gen), true)},
+                        {"dense", Var(normal(Shape{64}, 0.0f, 1.0f, gen), true)}};
+  Var& table = named[0].second;
+  Var& dense = named[1].second;
+  GradientReducer reducer(group(), named);
+  for (const auto& bucket : reducer.buckets()) CHECK_FALSE(bucket.gathers_rows);  // the first step sums
+  const int r = group().rank();
+  const Indices ids(r == 0 ? std::vector<int32_t>{1, 5, 5} : std::vector<int32_t>{5, 300});
+  const float k = static_cast<float>(r + 1);
+  for (int step = 0; step < 2; ++step) {
+    table.zero_grad();
+    dense.zero_grad();
+    // Rank r: (r + 1) · Σ over its rows of row · dense.
+    reducer.backward(k * sum(embedding(table, ids) * dense));
+    const auto buckets = reducer.buckets();
+    // The first step sums, and finds 2 rows of 512 non-zero on rank 0: from the second on, the table gathers.
+    const auto gathered = std::find_if(buckets.begin(), buckets.end(), [](const auto& b) { return b.gathers_rows; });
+    REQUIRE(gathered != buckets.end());
+    CHECK(gathered->names == std::vector<std::string>{"table"});
+    if (step == 1) {
+      CHECK(gathered->names == std::vector<std::string>{"table"});
+      // Two non-zero rows on each process, each a 4-byte index and 64 floats.
+      CHECK(gathered->bytes_sent == 2 * (4 + 64 * 4));
+    }
+    // d table[row] = Σ_r (r + 1) · uses of row on rank r · dense: row 1 once on rank 0,
+    // row 5 twice on rank 0 and once on rank 1 (1·2 + 2·1 = 4), row 300 once on rank 1 (2).
+    const Tensor& g = table.grad();
+    for (int64_t row = 0; row < 512; ++row) {
+      const float uses = row == 1 ? 1.0f : row == 5 ? 4.0f : row == 300 ? 2.0f : 0.0f;
+      for (int64_t j = 0; j < 64; ++j) REQUIRE(g.at({row, j}) == uses * dense.value().data()[j]);
+    }
+  }
 }
