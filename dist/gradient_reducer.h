@@ -13,10 +13,11 @@
 //     bucket of its own). Small buckets start as soon as their gradients are
 //     final, where one of PyTorch's 25 MiB holds most of a recurrent model
 //     until the last time step's backward: measured on two hosts over
-//     1 Gbit/s, RNNSearch hides 0.15 of its sums with 25 MiB and 0.46 with 4,
+//     1 Gbit/s, RNNSearch hid 0.15 of its sums with 25 MiB and 0.46 with 4,
 //     the Transformer 0.34 and 0.67 (BENCHMARKS.md). Each bucket costs a
-//     latency per round of the ring, which grows with the processes: for many
-//     machines larger buckets pay (docs/scaling.md). The first step guesses the order (reverse
+//     latency per round of the ring, which grows with the processes: for
+//     many machines larger buckets pay (docs/scaling.md). The first step
+//     guesses the order (reverse
 //     registration: the last layer's first); after it the buckets are built
 //     again in the order its gradients actually became final on rank 0
 //     (broadcast, so every process has the same buckets);
@@ -26,9 +27,9 @@
 //   - backward runs with the tape's leaf-ready hook (Tape::backward(loss,
 //     ready, after_node)). When the last gradient of a bucket is final, a
 //     non-blocking sum of its buffer over the processes starts, while
-//     backward goes on with the layers
-//     below; after every backward node the reducer lets MPI move the sums on
-//     (MPI transfers data only inside its calls);
+//     backward goes on with the layers below; after every backward node the
+//     reducer lets MPI move the sums on (MPI transfers data only inside its
+//     calls);
 //   - buckets start strictly in index order, so every process issues the same
 //     collectives in the same order (MPI's rule) even if its backward
 //     finishes them in another order;
@@ -39,8 +40,8 @@
 //     all-gather of each process's rows, added up after it in rank order.
 //     Each process sends its rows once where a ring sum sends the whole
 //     matrix about twice; for two processes the result is the same sum,
-//     a + b, to the bit. (RNNSearch's two 8 MiB embeddings become about
-//     1.6 MiB each at its benchmark batch; PyTorch's sparse embedding
+//     a + b, up to the sign of a zero. (RNNSearch's two 7.8 MiB embeddings
+//     send 1.2 MiB each at its benchmark batch; PyTorch's sparse embedding
 //     gradients are the same idea.)
 //   - after backward, the buckets not yet started start (a parameter that got
 //     no gradient this step adds zeros), and all are awaited. A parameter that backward never reaches
