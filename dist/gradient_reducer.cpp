@@ -47,6 +47,7 @@ void GradientReducer::make_buckets(const std::vector<size_t>& order) {
   buckets_.clear();
   const int64_t first_limit = std::min(kFirstBucketBytes, bucket_bytes_);
   int64_t bytes = 0;
+  int summing = 0;    // buckets that sum so far
   bool open = false;  // the last bucket takes more parameters
   for (size_t i : order) {
     if (gathers_rows_[i]) {
@@ -58,11 +59,12 @@ void GradientReducer::make_buckets(const std::vector<size_t>& order) {
       continue;
     }
     const int64_t size = parameters_[i].second.numel() * static_cast<int64_t>(sizeof(float));
-    const int64_t limit = buckets_.size() == 1 ? first_limit : bucket_bytes_;
+    const int64_t limit = summing == 1 ? first_limit : bucket_bytes_;
     if (!open || (bytes > 0 && bytes + size > limit)) {
       buckets_.emplace_back();
       bytes = 0;
       open = true;
+      ++summing;
     }
     buckets_.back().members.push_back(i);
     bucket_of_[i] = buckets_.size() - 1;
@@ -201,6 +203,11 @@ bool row_is_zero(const float* row, int64_t width) {
   for (int64_t j = 0; j < width; ++j) bits |= std::bit_cast<uint32_t>(row[j]) & 0x7fffffffu;
   return bits == 0;
 }
+bool row_has_negative_zero(const float* row, int64_t width) {
+  uint32_t bits = 0;
+  for (int64_t j = 0; j < width; ++j) bits |= std::bit_cast<uint32_t>(row[j]);
+  return bits != 0;  // for a row of ±0: a sign bit is set
+}
 }  // namespace
 
 void GradientReducer::start(Bucket& bucket) {
@@ -225,7 +232,9 @@ void GradientReducer::start(Bucket& bucket) {
     if (!rebuilt_ && group_.writer() && rows > 1 && n * static_cast<int64_t>(sizeof(float)) >= kGatherRowsMinBytes) {
       int64_t nonzero = 0;
       for (int64_t r = 0; r < rows; ++r) nonzero += !row_is_zero(place + r * (n / rows), n / rows);
-      density_[i] = static_cast<double>(nonzero) / static_cast<double>(rows);
+      // A gradient that is zero throughout (a layer backward did not reach,
+      // or that starts at zero) says nothing about later steps: it sums.
+      if (nonzero > 0) density_[i] = static_cast<double>(nonzero) / static_cast<double>(rows);
     }
   }
   group_.start_sum(std::span<float>(bucket.flat.data(), static_cast<size_t>(bucket.flat.numel())),
@@ -241,10 +250,15 @@ void GradientReducer::gather_rows(Bucket& bucket) {
   const size_t record = sizeof(int32_t) + sizeof(float) * static_cast<size_t>(width);
   bucket.rows.clear();
   if (parameter.has_grad()) {
-    const float* grad = parameter.node()->grad.data();
+    float* grad = parameter.node()->grad.data();
     for (int64_t r = 0; r < rows; ++r) {
-      const float* row = grad + r * width;
-      if (row_is_zero(row, width)) continue;
+      float* row = grad + r * width;
+      if (row_is_zero(row, width)) {
+        // Every process starts the sum from +0 in every row, so that all
+        // end with the same bits (−0 + −0 is −0, +0 + −0 is +0).
+        if (row_has_negative_zero(row, width)) std::fill_n(row, width, 0.0f);
+        continue;
+      }
       const size_t at = bucket.rows.size();
       bucket.rows.resize(at + record);
       const int32_t index = static_cast<int32_t>(r);
@@ -259,7 +273,8 @@ void GradientReducer::gather_rows(Bucket& bucket) {
 
 // The gradient: zero, plus every process's rows in rank order (the same
 // order on every process, so that all end with the same floats). The rows
-// this process did not send are zero already; the ones it sent are zeroed.
+// this process did not send are +0 already (gather_rows); the ones it sent
+// are zeroed.
 void GradientReducer::add_gathered_rows(const Bucket& bucket) {
   const auto& [name, parameter] = parameters_[bucket.members[0]];
   const int64_t rows = rows_of(parameter), width = parameter.numel() / rows;

@@ -32,7 +32,10 @@
 //     calls);
 //   - buckets start strictly in index order, so every process issues the same
 //     collectives in the same order (MPI's rule) even if its backward
-//     finishes them in another order;
+//     finishes them in another order. A collective that backward itself
+//     makes (gather_rows's sum) keeps its place among them only if every
+//     process's graph is the same: a model must not skip a parameter on
+//     some processes and call a collective in the same backward;
 //   - an embedding's gradient is mostly zero rows: a batch uses few of its
 //     words. After the first step, a parameter whose gradient on rank 0 had
 //     at most kGatherRowsDensity ÷ processes of its rows non-zero gets a
@@ -75,9 +78,11 @@ class GradientReducer {
   static constexpr int64_t kDefaultBucketBytes = int64_t{4} << 20;
   static constexpr int64_t kFirstBucketBytes = int64_t{1} << 20;
   // A parameter gathers its non-zero rows instead of summing when, on the
-  // first step, at most this fraction ÷ processes of its rows were non-zero
-  // (all processes together then send at most half of what one process
-  // sends in a ring sum) and it is at least kGatherRowsMinBytes.
+  // first step, some but at most this fraction ÷ processes of its rows were
+  // non-zero (all processes together then send at most half of what one
+  // process sends in a ring sum) and it is at least kGatherRowsMinBytes. The
+  // choice is made once: a table whose later batches use more of it still
+  // gathers, correctly, only with less gain.
   static constexpr double kGatherRowsDensity = 0.5;
   static constexpr int64_t kGatherRowsMinBytes = int64_t{64} << 10;
 

@@ -211,7 +211,14 @@ size_t start_queued() {
     Queued& op = queue[i];
     if (op.started) continue;
     if (op.after_previous && i > 0 && !finished(queue[i - 1])) return i;
-    op.start(&op.pending.request);
+    try {
+      op.start(&op.pending.request);
+    } catch (...) {
+      // None of the rest can start in order now, and their buffers may not
+      // outlive the error: they are dropped (the job ends on the error).
+      queue.erase(queue.begin() + static_cast<std::ptrdiff_t>(i), queue.end());
+      throw;
+    }
     op.started = true;
   }
   return queue.size();

@@ -168,26 +168,28 @@ TEST_CASE("after the first step, an embedding's gradient gathers its non-zero ro
   // A [512, 64] table (128 KiB): rank 0 looks up rows 1, 5, 5; rank 1 rows 5, 300.
   Generator gen(5);
   NamedParameters named{{"table", Var(normal(Shape{512, 64}, 0.0f, 1.0f, gen), true)},
-                        {"dense", Var(normal(Shape{64}, 0.0f, 1.0f, gen), true)}};
+                        {"dense", Var(normal(Shape{64}, 0.0f, 1.0f, gen), true)},
+                        {"silent", Var(normal(Shape{512, 64}, 0.0f, 1.0f, gen), true)}};
   Var& table = named[0].second;
   Var& dense = named[1].second;
+  Var& silent = named[2].second;
   GradientReducer reducer(group(), named);
   for (const auto& bucket : reducer.buckets()) CHECK_FALSE(bucket.gathers_rows);  // the first step sums
   const int r = group().rank();
   const Indices ids(r == 0 ? std::vector<int32_t>{1, 5, 5} : std::vector<int32_t>{5, 300});
   const float k = static_cast<float>(r + 1);
   for (int step = 0; step < 2; ++step) {
-    table.zero_grad();
-    dense.zero_grad();
-    // Rank r: (r + 1) · Σ over its rows of row · dense.
-    reducer.backward(k * sum(embedding(table, ids) * dense));
+    for (auto& [name, v] : named) v.zero_grad();
+    // Rank r: (r + 1) · Σ over its rows of row · dense, and 0 · the silent table's.
+    reducer.backward(k * sum(embedding(table, ids) * dense) + 0.0f * sum(embedding(silent, ids)));
     const auto buckets = reducer.buckets();
     // The first step sums, and finds 2 rows of 512 non-zero on rank 0: from the second on, the table gathers.
     const auto gathered = std::find_if(buckets.begin(), buckets.end(), [](const auto& b) { return b.gathers_rows; });
     REQUIRE(gathered != buckets.end());
     CHECK(gathered->names == std::vector<std::string>{"table"});
+    // "silent" got a gradient of zeros on rank 0's first step: that says nothing of later steps, and it sums.
+    CHECK(std::count_if(buckets.begin(), buckets.end(), [](const auto& b) { return b.gathers_rows; }) == 1);
     if (step == 1) {
-      CHECK(gathered->names == std::vector<std::string>{"table"});
       // Two non-zero rows on each process, each a 4-byte index and 64 floats.
       CHECK(gathered->bytes_sent == 2 * (4 + 64 * 4));
     }
@@ -198,5 +200,8 @@ TEST_CASE("after the first step, an embedding's gradient gathers its non-zero ro
       const float uses = row == 1 ? 1.0f : row == 5 ? 4.0f : row == 300 ? 2.0f : 0.0f;
       for (int64_t j = 0; j < 64; ++j) REQUIRE(g.at({row, j}) == uses * dense.value().data()[j]);
     }
+    // Both processes end with the same bits.
+    const auto bits = group().all_gather(std::string(reinterpret_cast<const char*>(g.data()), 4 * g.numel()));
+    CHECK(bits[0] == bits[1]);
   }
 }
