@@ -17,10 +17,10 @@
 //     the Transformer 0.34 and 0.67 (BENCHMARKS.md). Each bucket costs a
 //     latency per round of the ring, which grows with the processes: for
 //     many machines larger buckets pay (docs/scaling.md). The first step
-//     guesses the order (reverse
-//     registration: the last layer's first); after it the buckets are built
-//     again in the order its gradients actually became final on rank 0
-//     (broadcast, so every process has the same buckets);
+//     guesses the order (reverse registration: the last layer's first);
+//     after it the buckets are built again in the order its gradients
+//     actually became final on rank 0 (broadcast, so every process has the
+//     same buckets);
 //   - each parameter's gradient is a view into its bucket's flat buffer (as
 //     in DDP), so backward accumulates into the buffer that is summed and
 //     nothing is copied in or out;
