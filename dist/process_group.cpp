@@ -170,30 +170,23 @@ void answer_questions(const Pending& here) {
                                           : missing));
 }
 
-// Waits for collectives started in this order, polling (which is how MPI
-// moves their data), answering other processes' questions, and giving up
-// past the group's deadline.
-void await(const ProcessGroup& group, std::span<Pending> pending) {
+// Waits for a collective, polling (which is how MPI moves its data),
+// answering other processes' questions, and giving up past the group's
+// deadline.
+void await(const ProcessGroup& group, Pending& pending) {
   const auto start = std::chrono::steady_clock::now();
-  size_t open = 0;  // the first not seen finished
   for (uint64_t poll = 1;; ++poll) {
-    while (open < pending.size()) {
-      int done = 0;
-      MPI_Test(&pending[open].request, &done, MPI_STATUS_IGNORE);
-      if (!done) break;
-      ++open;
-    }
-    if (open == pending.size()) return;
+    int done = 0;
+    MPI_Test(&pending.request, &done, MPI_STATUS_IGNORE);
+    if (done) return;
     if (poll % 64 == 0) {
-      answer_questions(pending[open]);
+      answer_questions(pending);
       const double waited = seconds_since(start);
-      if (group.deadline() > 0 && waited > group.deadline()) give_up(group, pending[open], waited);
+      if (group.deadline() > 0 && waited > group.deadline()) give_up(group, pending, waited);
       std::this_thread::yield();
     }
   }
 }
-
-void await(const ProcessGroup& group, Pending& one) { await(group, std::span<Pending>(&one, 1)); }
 
 // A finished request is null, and MPI_Test on it says done at once.
 bool finished(Queued& op) {
