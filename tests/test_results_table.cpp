@@ -213,7 +213,7 @@ TEST_CASE("--below: the step at which each run first fell under a target, its tr
   write("prmsnorm", {90, 60, 20, 8});
   TableOptions options;
   options.metrics = {"error_pct"};
-  options.below = 5;
+  options.target = 5;
   std::string legend;
   const std::string table = results_table(find_run_dirs({tmp.path.string()}), options, &legend);
   CAPTURE(table);
@@ -248,8 +248,47 @@ TEST_CASE("--below: the step at which each run first fell under a target, its tr
   CHECK(with_paired.find("| rmsnorm   |                           20 |            15 |") != std::string::npos);
   CHECK(legend.find("those steps × the fused step's paired time") != std::string::npos);
 
-  // Several seeds of a label: one run per label only.
-  write_run(tmp.path / "layernorm-seed2", "layernorm", 100.0, 3.0);
-  CHECK(test::error_of([&] { results_table(find_run_dirs({tmp.path.string()}), options); })
-            .find("--below takes one run per norm; 'layernorm' has 2") != std::string::npos);
+}
+
+TEST_CASE("--above over seeds: how many reached the target, the steps and time to it, and the paired difference") {
+  TempDir tmp("table_above_seeds");
+  // Validation BLEU at steps 0, 100, 200, 300 (time_sec = step): the target is
+  // BLEU above 30.
+  const auto write = [&](const std::string& norm, int seed, const std::vector<double>& bleu) {
+    const fs::path dir = tmp.path / (norm + "-seed" + std::to_string(seed));
+    fs::create_directories(dir);
+    std::ofstream(dir / "config.json") << "{\"norm\": \"" << norm << "\", \"seed\": " << seed << "}\n";
+    std::ofstream m(dir / "metrics.jsonl");
+    for (size_t i = 0; i < bleu.size(); ++i)
+      m << R"({"step": )" << 100 * i << R"(, "split": "valid", "loss": 1.0, "time_sec": )" << 100 * i
+        << R"(, "bleu": )" << bleu[i] << "}\n";
+  };
+  write("layernorm", 1, {0, 20, 31, 35});  // step 200
+  write("layernorm", 2, {0, 31, 33, 36});  // 100
+  write("layernorm", 3, {0, 10, 25, 32});  // 300
+  write("rmsnorm", 1, {0, 32, 34, 35});    // 100
+  write("rmsnorm", 2, {0, 31, 35, 36});    // 100
+  write("rmsnorm", 3, {0, 28, 31, 33});    // 200
+  write("none", 1, {0, 1, 2, 3});          // never
+  write("none", 2, {0, 1, 2, 30});         // never: 30 is not above 30
+  write("none", 3, {0, 5, 10, 31});        // 300
+  TableOptions options;
+  options.metrics = {"bleu"};
+  options.target = 30;
+  options.higher_is_better = true;
+  std::string legend;
+  const std::string table = results_table(find_run_dirs({tmp.path.string()}), options, &legend);
+  CAPTURE(table);
+  CHECK(table.find("| reached valid bleu > 30 | steps to it (mean ± sd) | s to it (mean, 95% CI) | − LayerNorm s "
+                   "(95% CI) |") != std::string::npos);
+  // LayerNorm: 200, 100, 300 s: mean 200, sd 100, t(0.975, 2) = 4.303: ±4.303 · 100 / √3 = ±248.4.
+  CHECK(table.find("| layernorm |     3 |                  3 of 3 |               200 ± 100 |       200 (-48 to 448) |"
+                   "                      – |") != std::string::npos);
+  // RMSNorm: 100, 100, 200: mean 133.3, sd 57.7, ±143.4; against LayerNorm −100, 0, −100: −66.7 ± 143.4.
+  CHECK(table.find("| rmsnorm   |     3 |                  3 of 3 |                133 ± 58 |       133 (-10 to 277) |"
+                   "      -67 (-210 to +77) |") != std::string::npos);
+  // No normalization reached it with seed 3 only: no spread, and one pair.
+  CHECK(table.find("| none      |     3 |                  1 of 3 |                     300 |                    300 |"
+                   "                     +0 |") != std::string::npos);
+  CHECK(legend.find("`reached valid bleu > 30` counts the seeds") != std::string::npos);
 }

@@ -107,9 +107,11 @@ RunSummary summarize_run(const fs::path& dir, const TableOptions& options) {
     if (!options.splits.empty() && !options.metrics.empty() && split == options.splits[0] &&
         line.contains(options.metrics[0]) && line[options.metrics[0]].is_number()) {
       s.last_step = line["step"].get<int64_t>();
-      if (s.below_step < 0 && line[options.metrics[0]].get<double>() < options.below) {
-        s.below_step = s.last_step;
-        if (line.contains("time_sec") && line["time_sec"].is_number()) s.below_seconds = line["time_sec"].get<double>();
+      const double value = line[options.metrics[0]].get<double>();
+      const bool passed = options.higher_is_better ? value > options.target : value < options.target;
+      if (s.target_step < 0 && passed) {
+        s.target_step = s.last_step;
+        if (line.contains("time_sec") && line["time_sec"].is_number()) s.target_seconds = line["time_sec"].get<double>();
       }
     }
     for (size_t i = 0; i < options.splits.size(); ++i) {
@@ -195,25 +197,30 @@ void add_time_headers(std::vector<std::string>& header, const TableOptions& opti
   }
 }
 
-// The steps-to-target columns (TableOptions::below): "steps to valid error_pct < 5", "s to reach it".
-std::string below_target(const TableOptions& options) {
-  return fmt::format("{} {} < {}", options.splits.front(), options.metrics.front(), options.below);
+// The steps-to-target columns: "valid error_pct < 5", "valid bleu > 36".
+std::string target_text(const TableOptions& options) {
+  return fmt::format("{} {} {} {}", options.splits.front(), options.metrics.front(),
+                     options.higher_is_better ? ">" : "<", options.target);
 }
 
-void add_below_cells(std::vector<std::string>& row, const RunSummary& r, const TableOptions& options) {
-  if (std::isnan(options.below)) return;
-  if (r.below_step < 0) {
+// The training time to a run's target step: those steps × the fused step's
+// paired time when paired timing is given, else the run's own clock.
+double seconds_to_target(const RunSummary& r, const TableOptions& options) {
+  if (r.target_step < 0) return kMissing;
+  if (options.paired == nullptr) return r.target_seconds;
+  const PairedRow* fused = options.paired->find("fused", r.label);
+  return fused ? static_cast<double>(r.target_step) * fused->ms_per_step / 1000.0 : kMissing;
+}
+
+void add_target_cells(std::vector<std::string>& row, const RunSummary& r, const TableOptions& options) {
+  if (std::isnan(options.target)) return;
+  if (r.target_step < 0) {
     row.push_back(r.last_step < 0 ? "–" : fmt::format("> {}", r.last_step));
     row.push_back("–");
     return;
   }
-  row.push_back(std::to_string(r.below_step));
-  double seconds = r.below_seconds;
-  if (options.paired != nullptr) {
-    const PairedRow* fused = options.paired->find("fused", r.label);
-    seconds = fused ? static_cast<double>(r.below_step) * fused->ms_per_step / 1000.0 : kMissing;
-  }
-  row.push_back(cell(seconds, 0));
+  row.push_back(std::to_string(r.target_step));
+  row.push_back(cell(seconds_to_target(r, options), 0));
 }
 
 // One or two lines on what the columns mean.
@@ -229,13 +236,21 @@ std::string legend_text(const TableOptions& options, bool several_seeds) {
                         "interval.",
                         quality, reference_name(options), reference_name(options))
           : fmt::format("Columns: {} is the value at each run's last evaluation.", quality);
-  if (!std::isnan(options.below))
-    out += fmt::format(
-        " `steps to {}` is the first evaluated step at which it was below {} (\"> N\": not by its last evaluation, "
-        "step N), and `s to reach it` the training time to that step{}.",
-        below_target(options), options.below,
-        options.paired != nullptr ? " (those steps × the fused step's paired time)"
-                                  : " (the run's own clock, evaluation excluded)");
+  if (!std::isnan(options.target)) {
+    const std::string clock = options.paired != nullptr ? " (those steps × the fused step's paired time)"
+                                                        : " (the run's own clock, evaluation excluded)";
+    out += several_seeds
+               ? fmt::format(" `reached {0}` counts the seeds whose validation passed it by their last evaluation; "
+                             "`steps to it` is the first evaluated step at which it did (mean ± sd over those "
+                             "seeds), `s to it` the training time to that step{1} (mean, 95% interval over those "
+                             "seeds), and `− {2} s` its difference from the {2} run of the same seed, over the seeds "
+                             "where both reached it.",
+                             target_text(options), clock, reference_name(options))
+               : fmt::format(" `steps to {}` is the first evaluated step at which it was {} {} (\"> N\": not by its "
+                             "last evaluation, step N), and `s to reach it` the training time to that step{}.",
+                             target_text(options), options.higher_is_better ? "above" : "below", options.target,
+                             clock);
+  }
   if (options.paired != nullptr)
     out += fmt::format("\nThe time columns: `ms per step` is one training step with our fused kernels; `speedup` is "
                        "(T_{0} − T) / T_{0} for the step, fused or composed from ops, timed against {0}'s in pairs "
@@ -296,6 +311,25 @@ std::string seeds_table(const std::vector<std::vector<RunSummary>>& groups, cons
       if (std::find(all_seeds.begin(), all_seeds.end(), r.seed) == all_seeds.end()) all_seeds.push_back(r.seed);
 
   std::vector<std::string> header = {options.label_key, "seeds"};
+  const bool has_target = !std::isnan(options.target);
+  if (has_target) {
+    header.push_back("reached " + target_text(options));
+    header.push_back("steps to it (mean ± sd)");
+    header.push_back("s to it (mean, 95% CI)");
+    header.push_back("− " + reference_name(options) + " s (95% CI)");
+  }
+  // Per seed (all_seeds' order): the steps and seconds to the target, NaN where not reached.
+  auto to_target = [&](const std::vector<RunSummary>& g, bool seconds) {
+    std::vector<double> values;
+    for (int64_t seed : all_seeds) {
+      double v = kMissing;
+      for (const RunSummary& r : g)
+        if (r.seed == seed && r.target_step >= 0)
+          v = seconds ? seconds_to_target(r, options) : static_cast<double>(r.target_step);
+      values.push_back(v);
+    }
+    return values;
+  };
   for (const std::string& split : options.splits)
     for (const std::string& metric : options.metrics) {
       header.push_back(split + " " + metric + " (mean ± sd)");
@@ -317,6 +351,24 @@ std::string seeds_table(const std::vector<std::vector<RunSummary>>& groups, cons
   for (size_t i = 0; i < groups.size(); ++i) {
     const auto& g = groups[i];
     std::vector<std::string> row = {g.front().label, std::to_string(g.size())};
+    if (has_target) {
+      const std::vector<double> steps = to_target(g, false), seconds = to_target(g, true);
+      const MeanAndSpread st = mean_and_spread(steps), sec = mean_and_spread(seconds);
+      row.push_back(fmt::format("{} of {}", st.n, g.size()));
+      row.push_back(st.n == 0 ? "–" : std::isnan(st.sd) ? cell(st.mean, 0)
+                                                        : fmt::format("{:.0f} ± {:.0f}", st.mean, st.sd));
+      const double half = sec.n > 1 ? student_t_975(sec.n - 1) * sec.sd / std::sqrt(static_cast<double>(sec.n))
+                                    : kMissing;
+      row.push_back(sec.n == 0 ? "–" : std::isnan(half) ? cell(sec.mean, 0)
+                                                        : fmt::format("{:.0f} ({:.0f} to {:.0f})", sec.mean,
+                                                                      sec.mean - half, sec.mean + half));
+      const PairedDifference p = reference == nullptr || g.front().label == options.reference
+                                     ? PairedDifference{}
+                                     : paired_difference(seconds, to_target(*reference, true));
+      row.push_back(p.n == 0 ? "–"
+                    : std::isnan(p.low) ? fmt::format("{:+.0f}", p.mean)
+                                        : fmt::format("{:+.0f} ({:+.0f} to {:+.0f})", p.mean, p.low, p.high));
+    }
     for (size_t m = 0; m < g.front().metric.size(); ++m) {
       const std::vector<double> values = metric_of(g, m, all_seeds);
       const MeanAndSpread s = mean_and_spread(values);
@@ -345,8 +397,6 @@ std::string results_table(const std::vector<fs::path>& dirs, const TableOptions&
   const std::vector<std::vector<RunSummary>> groups = group_by_label(std::move(runs));
   for (const auto& g : groups)
     if (g.size() > 1) {
-      check(std::isnan(options.below), "paper_table: --below takes one run per {}; '{}' has {}", options.label_key,
-            g.front().label, g.size());
       if (legend != nullptr) *legend = legend_text(options, true);
       return seeds_table(groups, options);
     }
@@ -356,8 +406,8 @@ std::string results_table(const std::vector<fs::path>& dirs, const TableOptions&
   for (const auto& g : groups)
     if (g.front().label == options.reference) reference = g.front().seconds;
   std::vector<std::string> header = {options.label_key};
-  if (!std::isnan(options.below)) {
-    header.push_back("steps to " + below_target(options));
+  if (!std::isnan(options.target)) {
+    header.push_back("steps to " + target_text(options));
     header.push_back("s to reach it");
   }
   for (const std::string& split : options.splits)
@@ -367,7 +417,7 @@ std::string results_table(const std::vector<fs::path>& dirs, const TableOptions&
   for (const auto& g : groups) {
     const RunSummary& r = g.front();
     std::vector<std::string> row = {r.label};
-    add_below_cells(row, r, options);
+    add_target_cells(row, r, options);
     for (double m : r.metric) row.push_back(cell(m, options.decimals));
     add_time_cells(row, r.label, r.seconds, reference, options);
     rows.push_back(row);

@@ -26,12 +26,16 @@
 // time columns are replaced by the fused step's ms, the fused speedup and the
 // composed speedup with their 95% intervals (experiments/common/paired_timing.h):
 // separate runs cannot resolve differences below ~5%.
-// With TableOptions::below (paper_table --below 5, for a metric where lower
-// is better), two columns after the label: the first step whose first split's
-// first metric is below it ("> N" when none is, N the last evaluated step),
-// and the training time to that step: steps × the fused step's paired time
-// when paired timing is given, else the run's own time_sec on that line
-// (training time, evaluation excluded). One run per label only.
+// With a target (TableOptions::target; paper_table --below 5 for a metric
+// where lower is better, --above 36 where higher is), two columns after the
+// label: the first step whose first split's first metric passes it ("> N"
+// when none does, N the last evaluated step), and the training time to that
+// step: steps × the fused step's paired time when paired timing is given,
+// else the run's own time_sec on that line (training time, evaluation
+// excluded). Over several seeds: how many seeds reached it, their steps'
+// mean ± sd, their time's mean with a 95% interval, and the time's difference
+// from LayerNorm's run of the same seed (over the seeds where both reached it)
+// with its 95% interval — the paper's Figure 1 question asked with statistics.
 // Rows follow the paper's order (none, layernorm, rmsnorm, prmsnorm, ...),
 // then any other labels, numbers by value, the rest alphabetically.
 // Several runs with the same label (one norm, several seeds: SEEDS="1 2 3"
@@ -62,7 +66,10 @@ struct TableOptions {
   // (label_key "preact-shift", reference "0").
   std::string label_key = "norm";
   std::string reference = "layernorm";
-  double below = std::numeric_limits<double>::quiet_NaN();  // NaN: no steps-to-target columns
+  // The steps-to-target columns: NaN for none; passed when the metric is
+  // below it (or above it, with higher_is_better).
+  double target = std::numeric_limits<double>::quiet_NaN();
+  bool higher_is_better = false;
 };
 
 struct RunSummary {
@@ -71,10 +78,10 @@ struct RunSummary {
   std::filesystem::path dir;
   std::vector<double> metric;  // [split][metric], split-major; NaN when absent
   double seconds = 0.0;        // in the table's unit; NaN when unknown
-  // With TableOptions::below: the first step whose first metric (first split)
-  // is below it (-1: none), its line's time_sec, and the last step carrying it.
-  int64_t below_step = -1, last_step = -1;
-  double below_seconds = std::numeric_limits<double>::quiet_NaN();
+  // With a target: the first step whose first metric (first split) passes it
+  // (-1: none), its line's time_sec, and the last step carrying the metric.
+  int64_t target_step = -1, last_step = -1;
+  double target_seconds = std::numeric_limits<double>::quiet_NaN();
 };
 
 // The run directories under `paths` (see above). Throws rg::Error when a path

@@ -1,6 +1,7 @@
 // paper_table RUN_DIR...: the paper-style results table over sibling runs
 // (quality metric per split, time per unit, speedup against LayerNorm; with
-// --below, the steps and training time each run took to get under a target),
+// --below or --above, the steps and training time each run took to pass a
+// target, over seeds with their intervals),
 // then a line or two on what the columns mean; see
 // experiments/common/results_table.h.
 //
@@ -8,7 +9,9 @@
 //   build/bin/paper_table runs/quickstart --metric error_pct --below 5 --paired runs/quickstart/paired.jsonl
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 
 #include "rmsgrad/experiments/common/results_table.h"
@@ -34,14 +37,21 @@ int main(int argc, char** argv) {
     app.add_option("--label", options.label_key, "the config.json key whose value labels a run")->capture_default_str();
     app.add_option("--reference", options.reference, "the label the other rows are compared with")
         ->capture_default_str();
-    app.add_option("--below", options.below,
-                   "a target for the first metric on the first split (lower is better): adds the step at which "
-                   "each run first fell below it and the training time to that step");
+    double below = std::numeric_limits<double>::quiet_NaN(), above = below;
+    auto* below_flag = app.add_option("--below", below,
+                                      "a target for the first metric on the first split, where lower is better "
+                                      "(an error): adds the step at which each run first fell below it and the "
+                                      "training time to that step");
+    app.add_option("--above", above,
+                   "the same for a metric where higher is better (BLEU, recall, accuracy): the first step above it")
+        ->excludes(below_flag);
     std::string paired_path;
     app.add_option("--paired", paired_path,
                    "bench_norm_impl's JSON lines: the time columns from paired timing instead of the runs' logs");
     if (auto exit_code = rg::parse_flags(app, argc, argv)) return *exit_code;
     options.time = unit;
+    options.target = std::isnan(above) ? below : above;
+    options.higher_is_better = !std::isnan(above);
     rg::PairedTimes paired;
     if (!paired_path.empty()) {
       paired = rg::read_paired_timing(paired_path);
