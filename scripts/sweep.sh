@@ -6,7 +6,10 @@
 #     a run whose directory holds a checkpoint is resumed, so an interrupted
 #     sweep continues where it stopped. JOBS=2 trains two runs at a time (give
 #     each --threads 1 on two cores), each writing its console to <dir>.console;
-#     the sweep fails after all have ended if any failed.
+#     the sweep fails after all have ended if any failed. KEEP=DIR copies each
+#     run's record (config.json, metrics.jsonl, train.log: no checkpoints)
+#     into DIR/<norm>[-seed<S>] when the run ends well, so that a table can be
+#     made again after the run folders are gone.
 #   time_in_pairs MODEL OUT [driver flags ...]
 #     paired timing of the model's steps (scripts/paired_timing.sh) and sets
 #     the array `paired` to the paper_table flags that use it (empty when
@@ -37,6 +40,7 @@ train_every_norm() {
       local command=(build/bin/"$driver" --norm "$norm" --out "$dir" "${seed_flag[@]}" "${resume[@]}" "$@")
       if [ "$jobs" -le 1 ]; then
         "${command[@]}"
+        keep_run "$dir"
         continue
       fi
       if [ "$running" -ge "$jobs" ]; then
@@ -44,7 +48,7 @@ train_every_norm() {
         running=$((running - 1))
       fi
       mkdir -p "$(dirname "$dir")"
-      "${command[@]}" >"$dir.console" 2>&1 &
+      { "${command[@]}" >"$dir.console" 2>&1 && keep_run "$dir"; } &
       running=$((running + 1))
     done
   done
@@ -56,6 +60,13 @@ train_every_norm() {
     echo "error: a run of $driver failed; its <dir>.console in $out says why" >&2
     return 1
   fi
+}
+
+keep_run() {
+  local dir=$1
+  [ -n "${KEEP:-}" ] || return 0
+  mkdir -p "$KEEP/$(basename "$dir")"
+  cp "$dir/config.json" "$dir/metrics.jsonl" "$dir/train.log" "$KEEP/$(basename "$dir")/"
 }
 
 time_in_pairs() {
