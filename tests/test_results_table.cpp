@@ -291,4 +291,9 @@ TEST_CASE("--above over seeds: how many reached the target, the steps and time t
   CHECK(table.find("| none      |     3 |                  1 of 3 |                     300 |                    300 |"
                    "                     +0 |") != std::string::npos);
   CHECK(legend.find("`reached valid bleu > 30` counts the seeds") != std::string::npos);
+
+  // The same norm and seed twice (a run copied, or two folders given) is an error, not a silent pick.
+  fs::copy(tmp.path / "rmsnorm-seed2", tmp.path / "rmsnorm-seed2-again");
+  CHECK(test::error_of([&] { results_table(find_run_dirs({tmp.path.string()}), options); })
+            .find("are both norm rmsnorm with seed 2; a table takes one run per norm and seed") != std::string::npos);
 }

@@ -305,6 +305,12 @@ std::string seeds_table(const std::vector<std::vector<RunSummary>>& groups, cons
     }
     return values;
   };
+  for (const auto& g : groups)
+    for (size_t a = 0; a < g.size(); ++a)
+      for (size_t b = a + 1; b < g.size(); ++b)
+        check(g[a].seed != g[b].seed,
+              "paper_table: {} and {} are both {} {} with seed {}; a table takes one run per {} and seed",
+              g[a].dir.string(), g[b].dir.string(), options.label_key, g[a].label, g[a].seed, options.label_key);
   std::vector<int64_t> all_seeds;
   for (const auto& g : groups)
     for (const RunSummary& r : g)
