@@ -17,6 +17,9 @@ adds a curve of figures measured elsewhere (a table in the README, say), drawn
 with markers; its x is in steps, epochs or seconds, as the runs' are. Runs that share a label and
 differ only in their config's "seed" (a paper script's SEEDS="1 2 3") are drawn
 as one mean curve with a band of ± one standard deviation across the seeds.
+With --paired FILE (paired_timing.sh's JSON lines) --x time is the steps × the
+fused step's paired time of the run's norm: runs made on different machines,
+or side by side, then share one clock.
 The format follows the output's extension (.png, .svg, .pdf). Needs Debian's
 python3-matplotlib.
 """
@@ -141,6 +144,27 @@ def curve(lines, split, metric, x_field, smooth):
     return xs, ys
 
 
+def read_paired(path):
+    """{norm: seconds per step} of the fused implementation from paired_timing.sh's JSON lines."""
+    seconds = {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            for number, text in enumerate(f, 1):
+                if not text.strip():
+                    continue
+                try:
+                    row = json.loads(text)
+                    if row.get("impl") == "fused":
+                        seconds[str(row["norm"])] = float(row["ms_per_step"]) / 1000.0
+                except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError):
+                    fail(f"--paired {path} line {number} is not a paired-timing line")
+    except OSError as e:
+        fail(f"--paired {path}: {e.strerror}")
+    if not seconds:
+        fail(f"--paired {path} has no fused timing")
+    return seconds
+
+
 def parse_points(text):
     """"LABEL=x:y,x:y,..." → (label, xs, ys)."""
     label, sep, pairs = text.partition("=")
@@ -189,6 +213,8 @@ def main():
     parser.add_argument("--ymax", default="", help="upper y limit; comma-separated per panel (--ymax 8, caps the first)")
     parser.add_argument("--points", action="append", default=[], metavar="LABEL=x:y,x:y",
                         help="a curve of figures measured elsewhere, drawn with markers (x in the runs' unit)")
+    parser.add_argument("--paired", default="", metavar="FILE",
+                        help="with --x time: steps × the fused step's paired time of each run's norm")
     parser.add_argument("--title", default="", help="figure title")
     parser.add_argument("-o", "--out", default="curves.png", help="output file: .png, .svg or .pdf")
     args = parser.parse_args()
@@ -210,6 +236,17 @@ def main():
     labels = run_labels(bases, runs)
     metrics_of = {run: read_metrics(run) for run in runs}
     x_field = X_FIELDS[args.x]
+    step_seconds = {}  # run → seconds per step, with --paired
+    if args.paired:
+        if args.x != "time":
+            fail("--paired sets the time axis: give it with --x time")
+        paired = read_paired(args.paired)
+        for run in runs:
+            norm = str(read_config(run).get("norm", ""))
+            if norm not in paired:
+                fail(f"--paired {args.paired} has no fused timing for {run}'s norm '{norm}'")
+            step_seconds[run] = paired[norm]
+        x_field = "step"
 
     figure, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.0), squeeze=False)
     drawn = 0
@@ -217,6 +254,8 @@ def main():
         curves, bands = [], {}
         for run, base, label in zip(runs, bases, labels):
             xs, ys = curve(metrics_of[run], split, metric, x_field, args.smooth)
+            if run in step_seconds:
+                xs = [x * step_seconds[run] for x in xs]
             if base in seeded and xs:
                 bands.setdefault(base, []).append((xs, ys))
                 continue
@@ -233,6 +272,8 @@ def main():
         x_unit, x_label = (1.0, args.x)
         if args.x == "time" and curves:
             x_unit, x_label = time_scale(max(max(c[0]) for c in curves))
+            if args.paired:
+                x_label += ", steps × paired step time"
         for xs, ys, label, sd in curves:
             scaled = [x / x_unit for x in xs]
             if sd == "points":
