@@ -9,7 +9,8 @@
 #   scripts/attentive_reader_paper.sh runs/reader-babi1 --babi1 --steps 1500 --eval-every 50
 #
 # --babi1 stands for bAbI task 1 from ../shared/data (--format babi --data
-# …/qa1_single-supporting-fact_train.txt; a tenth of its stories held out).
+# …/qa1_single-supporting-fact_train.txt; a tenth of its stories held out),
+# --babi2 … --babi20 for the other tasks (qa2: two supporting facts).
 # Without data flags the runs use the synthetic task. NORMS="rmsnorm
 # layernorm" overrides the list (default: none layernorm rmsnorm prmsnorm
 # batchnorm). A run whose directory holds a checkpoint is resumed, so an
@@ -25,15 +26,22 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/sweep.sh
 if [ $# -lt 1 ] || [[ "$1" == -* ]]; then
-  echo "usage: scripts/attentive_reader_paper.sh OUT [--babi1] [attentive_reader flags ...]" >&2
+  echo "usage: scripts/attentive_reader_paper.sh OUT [--babiN] [attentive_reader flags ...]" >&2
   exit 2
 fi
 out=$1
 shift
 args=()
 for a in "$@"; do
-  if [ "$a" = --babi1 ]; then
-    args+=(--format babi --data ../shared/data/babi/en/qa1_single-supporting-fact_train.txt)
+  if [[ "$a" =~ ^--babi([0-9]+)$ ]]; then
+    task=${BASH_REMATCH[1]}
+    files=(../shared/data/babi/en/qa"$task"_*_train.txt)
+    if [ ! -f "${files[0]}" ]; then
+      echo "error: $a needs ../shared/data/babi/en/qa${task}_*_train.txt (bAbI has tasks 1 to 20;" \
+        "../shared/data may not be on this machine)" >&2
+      exit 1
+    fi
+    args+=(--format babi --data "${files[0]}")
   else
     args+=("$a")
   fi
