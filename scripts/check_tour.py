@@ -23,7 +23,8 @@ with blank, comment or template<...> lines, so a definition that moved either wa
 Quoted text needs only to lie inside its range. Besides references:
 
   - every other code span that is a path (`core/tensor.h`, `experiments/common/trainer.*`,
-    `../shared/PAPER.md`, `autograd/`) must exist (a glob may match); `build/...` is skipped;
+    `../shared/PAPER.md`, `autograd/`) must exist (a glob may match); `build/...` is skipped,
+    and so is `../shared/...` when there is no ../shared beside ROOT (a fresh clone), with a note;
   - a code span that is a qualified name (`Tape::backward`, `NormOptions::impl`) must be
     defined somewhere in the source folders;
   - a line number outside a reference ("lines 17–19", "(81–85)", "line 46") is an error: it
@@ -433,6 +434,7 @@ def check_doc(root, doc_path):
             return report(line, f"`{span}`", f"lines {lo}–{hi} do not hold {what}, which is at line{plural} {where}")
         return None
 
+    unchecked = []
     for first, para in paragraphs(text):
         prose, last = [], 0
         for m in CODE_SPAN.finditer(para):
@@ -445,6 +447,8 @@ def check_doc(root, doc_path):
                 check_reference(line, span, ref)
             elif BARE_LINE.match(span):
                 report(line, f"`{span}`", "a line number without a symbol; write `path: Symbol, lines A–B`")
+            elif span.startswith("../shared/") and not os.path.isdir(os.path.join(root, "..", "shared")):
+                unchecked.append(span)  # the data and notes beside the repository; a fresh clone has none
             elif looks_like_path(root, span) and not glob.glob(os.path.join(root, span)):
                 report(line, f"`{span}`", "no such file or folder")
             elif QUALIFIED.match(span) and not defined_anywhere(root, QUALIFIED.match(span).group(1)):
@@ -455,6 +459,10 @@ def check_doc(root, doc_path):
             line = first + plain[:m.start()].count("\n")
             report(line, "'" + " ".join(m.group(0).split()) + "'",
                    "a line number outside a reference; write `path: Symbol, lines A–B`, or the symbol alone")
+
+    if unchecked:
+        print(f"{doc}: {len(unchecked)} path{'s' if len(unchecked) != 1 else ''} into ../shared not checked "
+              f"(no ../shared beside {root}): {', '.join(sorted(set(unchecked)))}")
 
     for kind, info, body, line in markdown_parts(text):
         m = re.fullmatch(r"(\w*)\s+from\s+(\S+)", info) if kind == "fence" else None
