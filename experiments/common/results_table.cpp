@@ -295,16 +295,6 @@ std::string seeds_table(const std::vector<std::vector<RunSummary>>& groups, cons
   const std::vector<RunSummary>* reference = nullptr;
   for (const auto& g : groups)
     if (g.front().label == options.reference) reference = &g;
-  auto metric_of = [](const std::vector<RunSummary>& g, size_t m, const std::vector<int64_t>& seeds) {
-    std::vector<double> values;
-    for (int64_t seed : seeds) {
-      double v = kMissing;
-      for (const RunSummary& r : g)
-        if (r.seed == seed) v = r.metric[m];
-      values.push_back(v);
-    }
-    return values;
-  };
   for (const auto& g : groups)
     for (size_t a = 0; a < g.size(); ++a)
       for (size_t b = a + 1; b < g.size(); ++b)
@@ -315,6 +305,27 @@ std::string seeds_table(const std::vector<std::vector<RunSummary>>& groups, cons
   for (const auto& g : groups)
     for (const RunSummary& r : g)
       if (std::find(all_seeds.begin(), all_seeds.end(), r.seed) == all_seeds.end()) all_seeds.push_back(r.seed);
+  // One value per seed, in all_seeds' order, of a label's runs: NaN for a seed it lacks.
+  auto per_seed = [&](const std::vector<RunSummary>& g, auto value_of) {
+    std::vector<double> values;
+    for (int64_t seed : all_seeds) {
+      double v = kMissing;
+      for (const RunSummary& r : g)
+        if (r.seed == seed) v = value_of(r);
+      values.push_back(v);
+    }
+    return values;
+  };
+  auto metric_of = [&](const std::vector<RunSummary>& g, size_t m) {
+    return per_seed(g, [m](const RunSummary& r) { return r.metric[m]; });
+  };
+  // The steps or seconds to the target, NaN where a seed did not reach it.
+  auto to_target = [&](const std::vector<RunSummary>& g, bool seconds) {
+    return per_seed(g, [&](const RunSummary& r) {
+      if (r.target_step < 0) return kMissing;
+      return seconds ? seconds_to_target(r, options) : static_cast<double>(r.target_step);
+    });
+  };
 
   std::vector<std::string> header = {options.label_key, "seeds"};
   const bool has_target = !std::isnan(options.target);
@@ -324,18 +335,6 @@ std::string seeds_table(const std::vector<std::vector<RunSummary>>& groups, cons
     header.push_back("s to it (mean, 95% CI)");
     header.push_back("− " + reference_name(options) + " s (95% CI)");
   }
-  // Per seed (all_seeds' order): the steps and seconds to the target, NaN where not reached.
-  auto to_target = [&](const std::vector<RunSummary>& g, bool seconds) {
-    std::vector<double> values;
-    for (int64_t seed : all_seeds) {
-      double v = kMissing;
-      for (const RunSummary& r : g)
-        if (r.seed == seed && r.target_step >= 0)
-          v = seconds ? seconds_to_target(r, options) : static_cast<double>(r.target_step);
-      values.push_back(v);
-    }
-    return values;
-  };
   for (const std::string& split : options.splits)
     for (const std::string& metric : options.metrics) {
       header.push_back(split + " " + metric + " (mean ± sd)");
@@ -376,14 +375,14 @@ std::string seeds_table(const std::vector<std::vector<RunSummary>>& groups, cons
                                         : fmt::format("{:+.0f} ({:+.0f} to {:+.0f})", p.mean, p.low, p.high));
     }
     for (size_t m = 0; m < g.front().metric.size(); ++m) {
-      const std::vector<double> values = metric_of(g, m, all_seeds);
+      const std::vector<double> values = metric_of(g, m);
       const MeanAndSpread s = mean_and_spread(values);
       row.push_back(std::isnan(s.sd) ? cell(s.mean, d) : fmt::format("{:.{}f} ± {:.{}f}", s.mean, d, s.sd, d));
       if (reference == nullptr || g.front().label == options.reference) {
         row.push_back("–");
         continue;
       }
-      const PairedDifference p = paired_difference(values, metric_of(*reference, m, all_seeds));
+      const PairedDifference p = paired_difference(values, metric_of(*reference, m));
       row.push_back(p.n == 0 ? "–"
                     : std::isnan(p.low)
                         ? fmt::format("{:+.{}f}", p.mean, d)
