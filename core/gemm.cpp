@@ -251,10 +251,33 @@ void set_gemm_library(GemmLibrary library) {
 
 Precision product_precision() { return chosen_precision(); }
 
+bool bf16_products_supported() {
+#ifdef RG_HAVE_ONEDNN
+  // oneDNN answers by the instructions it finds: its bf16 kernels need
+  // AVX-512 (or AMX); on an AVX2-only CPU no primitive descriptor exists.
+  static const bool supported = [] {
+    using dnnl::memory;
+    const memory::desc a({16, 16}, memory::data_type::bf16, memory::dims{16, 1});
+    const memory::desc c({16, 16}, memory::data_type::f32, memory::dims{16, 1});
+    try {
+      dnnl::matmul::primitive_desc pd({a, a, c}, cpu_engine());
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return supported;
+#else
+  return false;
+#endif
+}
+
 void set_product_precision(Precision precision) {
   check(precision == Precision::F32 || (onednn_available() && gemm_library() == GemmLibrary::OneDNN),
         "bf16 products need oneDNN ({}; install libdnnl-dev, configure again, and leave RG_GEMM unset or onednn)",
         onednn_available() ? "RG_GEMM chose OpenBLAS" : "this build has no oneDNN");
+  check(precision == Precision::F32 || bf16_products_supported(),
+        "bf16 products: oneDNN has no bf16 kernels for this CPU (they need AVX-512 or newer); run with --precision f32");
   chosen_precision() = precision;
 }
 

@@ -60,7 +60,8 @@ std::string_view gemm_library_name(GemmLibrary library);
 
 enum class Precision { F32, BF16 };
 Precision product_precision();
-void set_product_precision(Precision precision);  // BF16 needs oneDNN as the library
+void set_product_precision(Precision precision);  // BF16 needs oneDNN as the library, on a CPU it has bf16 for
+bool bf16_products_supported();  // oneDNN built in and it has a bf16 matmul for this CPU (AVX-512 or newer)
 Precision parse_precision(std::string_view name);  // "f32" | "bf16"
 std::string_view precision_name(Precision precision);
 

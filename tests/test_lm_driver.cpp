@@ -95,6 +95,13 @@ TEST_CASE("lm driver: --precision bf16 trains as f32 does, is recorded, and a re
     CHECK(output.find("bf16 products need oneDNN") != std::string::npos);
     return;
   }
+  if (!bf16_products_supported()) {
+    MESSAGE("bf16 training skipped: oneDNN has no bf16 kernels for this CPU (AVX-512 or newer); checking the refusal");
+    CHECK(run_driver(common + "--precision bf16 --out " + bf16.string(), tmp.path, output) == 1);
+    CHECK(output.find("no bf16 kernels for this CPU") != std::string::npos);
+    CHECK(!fs::exists(bf16 / "metrics.jsonl"));
+    return;
+  }
   REQUIRE_MESSAGE(run_driver(common + "--out " + f32.string(), tmp.path, output) == 0, output);
   REQUIRE_MESSAGE(run_driver(common + "--precision bf16 --stop-after 30 --out " + bf16.string(), tmp.path, output) == 0,
                   output);
