@@ -146,20 +146,25 @@ def curve(lines, split, metric, x_field, smooth):
 
 def read_paired(path):
     """{norm: seconds per step} of the fused implementation from paired_timing.sh's JSON lines."""
-    seconds = {}
+    seconds, models = {}, {}
     try:
         with open(path, encoding="utf-8") as f:
             for number, text in enumerate(f, 1):
-                if not text.strip():
-                    continue
+                if not text.startswith("{"):
+                    continue  # the header lines paired_timing.sh's benchmark prints
                 try:
                     row = json.loads(text)
+                    if "model" in row:
+                        models.setdefault(str(row["model"]), number)
                     if row.get("impl") == "fused":
                         seconds[str(row["norm"])] = float(row["ms_per_step"]) / 1000.0
                 except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError):
                     fail(f"--paired {path} line {number} is not a paired-timing line")
     except OSError as e:
         fail(f"--paired {path}: {e.strerror}")
+    if len(models) > 1:
+        (a, line_a), (b, line_b) = list(models.items())[:2]
+        fail(f"--paired {path} times two models ({a} on line {line_a}, {b} on line {line_b}); give one model's lines")
     if not seconds:
         fail(f"--paired {path} has no fused timing")
     return seconds

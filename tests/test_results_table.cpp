@@ -116,6 +116,15 @@ TEST_CASE("paired timing: the time columns come from bench_norm_impl's lines, an
   CHECK(text.find("RMSNorm's step is as fast as LayerNorm's within the noise") != std::string::npos);
   CHECK(text.find("that is where the paper's speedups come from") != std::string::npos);
 
+  const std::string two = tmp.write(
+      "two.jsonl",
+      R"({"model": "convpool", "impl": "fused", "norm": "layernorm", "ms_per_step": 100.0, "ratio_vs_layernorm": 1.0})"
+      "\n"
+      R"({"model": "reader", "impl": "fused", "norm": "layernorm", "ms_per_step": 50.0, "ratio_vs_layernorm": 1.0})"
+      "\n");
+  CHECK(test::error_of([&] { read_paired_timing(two); }) ==
+        fmt::format("paired timing: {} times two models (convpool on line 1, reader on line 2); give one model's lines",
+                    two));
   const std::string bad = tmp.write("bad.jsonl", "{\"impl\": \"fused\"}\n");
   CHECK(test::error_of([&] { read_paired_timing(bad); }) ==
         fmt::format("paired timing: {} line 1 is not a bench_norm_impl line", bad));

@@ -56,7 +56,7 @@ PairedTimes read_paired_timing(const std::filesystem::path& path) {
   std::ifstream in(path);
   check(in.good(), "paired timing: cannot read {}: {}", path.string(), std::strerror(errno));
   PairedTimes times;
-  std::string text;
+  std::string text, model, model_line;  // a file times one model: find() would take another's row unseen
   for (int line_no = 1; std::getline(in, text); ++line_no) {
     if (text.empty() || text[0] != '{') continue;
     const nlohmann::json line = nlohmann::json::parse(text, nullptr, false);
@@ -64,6 +64,12 @@ PairedTimes read_paired_timing(const std::filesystem::path& path) {
                     line.contains("norm") && line["norm"].is_string() && line.contains("ms_per_step") &&
                     line["ms_per_step"].is_number() && line.contains("ratio_vs_layernorm");
     check(ok, "paired timing: {} line {} is not a bench_norm_impl line", path.string(), line_no);
+    if (line.contains("model") && line["model"].is_string()) {
+      const std::string name = line["model"].get<std::string>();
+      if (model.empty()) model = name, model_line = std::to_string(line_no);
+      check(name == model, "paired timing: {} times two models ({} on line {}, {} on line {}); give one model's lines",
+            path.string(), model, model_line, name, line_no);
+    }
     PairedRow r;
     r.impl = line["impl"].get<std::string>();
     r.norm = line["norm"].get<std::string>();

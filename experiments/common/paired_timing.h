@@ -28,8 +28,9 @@ struct PairedTimes {
   const PairedRow* find(const std::string& impl, const std::string& norm) const;  // null when absent
 };
 
-// Reads bench_norm_impl's lines (other lines are skipped); throws rg::Error
-// naming the file and line of a malformed one, or when none is found.
+// Reads bench_norm_impl's lines of one model (other lines are skipped); throws
+// rg::Error naming the file and line of a malformed one, of a second model's
+// line, or when none is found.
 PairedTimes read_paired_timing(const std::filesystem::path& path);
 
 // "12.3% (10.1 to 14.0)": the speedup 1 − ratio against LayerNorm with its interval.
