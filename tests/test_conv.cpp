@@ -189,7 +189,8 @@ TEST_CASE("oneDNN's convolutions and the im2col path agree within float32 roundi
     MESSAGE("skipped: this build has no oneDNN (libdnnl-dev); every convolution runs on im2col + OpenBLAS");
     return;
   }
-  if (!bf16_products_supported()) MESSAGE("bf16 cases skipped: oneDNN has no bf16 kernels for this CPU (AVX-512 or newer)");
+  if (!bf16_products_supported())
+    MESSAGE("bf16 cases skipped: oneDNN has no bf16 kernels for this CPU (AVX-512 or newer)");
   // Each output or gradient element is a float32 sum of T terms, computed in
   // some order by each path: each is within γ_T·m of the exact sum (Higham
   // §3.5), where m is the same sum of absolute values, so the two differ by
@@ -219,7 +220,7 @@ TEST_CASE("oneDNN's convolutions and the im2col path agree within float32 roundi
                         Case{2, 5, 7, 5, 3, 3, 3, 0, false, true, true}}) {   // the same on 5 channels: im2col
     for (int threads : {1, 2})
     for (Precision precision : {Precision::F32, Precision::BF16}) {
-      if (precision == Precision::BF16 && !bf16_products_supported()) continue;  // said once below
+      if (precision == Precision::BF16 && !bf16_products_supported()) continue;  // said once above
       CAPTURE(k.c);
       CAPTURE(precision_name(precision));
       CAPTURE(k.stride);
