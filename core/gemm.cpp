@@ -272,12 +272,20 @@ bool bf16_products_supported() {
 #endif
 }
 
-void set_product_precision(Precision precision) {
-  check(precision == Precision::F32 || (onednn_available() && gemm_library() == GemmLibrary::OneDNN),
+std::string product_precision_problem(Precision precision) {
+  if (precision == Precision::F32) return {};
+  if (!onednn_available() || gemm_library() != GemmLibrary::OneDNN)
+    return fmt::format(
         "bf16 products need oneDNN ({}; install libdnnl-dev, configure again, and leave RG_GEMM unset or onednn)",
         onednn_available() ? "RG_GEMM chose OpenBLAS" : "this build has no oneDNN");
-  check(precision == Precision::F32 || bf16_products_supported(),
-        "bf16 products: oneDNN has no bf16 kernels for this CPU (they need AVX-512 or newer); run with --precision f32");
+  if (!bf16_products_supported())
+    return "bf16 products: oneDNN has no bf16 kernels for this CPU (they need AVX-512 or newer); run with --precision f32";
+  return {};
+}
+
+void set_product_precision(Precision precision) {
+  const std::string problem = product_precision_problem(precision);
+  check(problem.empty(), "{}", problem);
   chosen_precision() = precision;
 }
 

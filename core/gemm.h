@@ -33,6 +33,7 @@
 // An installed observer (core/observer.h) hears of every gemm and
 // gemm_batched call, on the thread that makes it.
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace rg {
@@ -61,6 +62,7 @@ std::string_view gemm_library_name(GemmLibrary library);
 enum class Precision { F32, BF16 };
 Precision product_precision();
 void set_product_precision(Precision precision);  // BF16 needs oneDNN as the library, on a CPU it has bf16 for
+std::string product_precision_problem(Precision precision);  // why set_product_precision would throw; "" when it would not
 bool bf16_products_supported();  // oneDNN built in and it has a bf16 matmul for this CPU (AVX-512 or newer)
 Precision parse_precision(std::string_view name);  // "f32" | "bf16"
 std::string_view precision_name(Precision precision);

@@ -50,6 +50,9 @@ void add_trainer_flags(CLI::App& app, TrainingOptions& options) {
          "the matrix products' and convolutions' inputs: f32, or bf16 with f32 sums (needs oneDNN); "
          "weights, optimizer state, norms and losses stay f32")
       ->check(CLI::IsMember({"f32", "bf16"}))
+      // Refused here, before a run folder exists, where this build or CPU cannot.
+      ->check(CLI::Validator(
+          [](std::string& name) { return product_precision_problem(parse_precision(name)); }, ""))
       ->default_str(std::string(precision_name(options.precision)));
 }
 
