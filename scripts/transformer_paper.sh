@@ -16,7 +16,9 @@
 # have equal length; a run whose directory holds a checkpoint is resumed. The
 # time columns come from paired timing of the model's steps in one process
 # (scripts/paired_timing.sh; PAIRED=0 skips it). SEEDS="1 2 3" trains each
-# norm once per seed (scripts/sweep.sh). The figures need Debian's
+# norm once per seed (scripts/sweep.sh), and KEEP=DIR keeps each run's record
+# in DIR/<position>/<norm>-seed<S> (one folder per position: the runs of the
+# two positions share their names). The figures need Debian's
 # python3-matplotlib (installed when missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,7 +35,7 @@ positions=${POSITIONS:-"post pre"}
 scripts/build.sh transformer paper_table
 scripts/deps.sh python3-matplotlib
 for position in $positions; do
-  train_every_norm transformer "$out/$position" --norm-position "$position" "${args[@]}"
+  KEEP=${KEEP:+$KEEP/$position} train_every_norm transformer "$out/$position" --norm-position "$position" "${args[@]}"
   time_in_pairs transformer "$out/$position" --norm-position "$position" "${args[@]}"
   echo
   {
