@@ -5,7 +5,7 @@ Usage: scripts/machine_time.py DIR [DIR ...]
        scripts/machine_time.py --self-test
 
 Each DIR holds runs (folders with a train.log, as KEEP leaves them under
-docs/seeds/<model>/). A train.log line starts with the time since its process
+docs/seeds/<model>/, or under docs/seeds/<model>/<position>/ for the Transformer). A train.log line starts with the time since its process
 began, "[hh:mm:ss]"; a resumed run starts again from 00:00:00, so a run's wall
 time is the sum of each process's last stamp. Evaluation, start-up and the
 final test are included; a process killed before it logged again loses the
@@ -33,6 +33,11 @@ def wall_seconds(log: Path) -> float:
     return total + last
 
 
+def run_logs(d: Path) -> list:
+    """The train.log of every run in d, at any depth (d itself may be one run)."""
+    return sorted(d.rglob("train.log"))
+
+
 def self_test():
     """A run resumed once (10 min, then 1 h 2 min 5 s) and a fresh one of 30 s."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -45,6 +50,12 @@ def self_test():
         want = 600 + 3725, 30
         if got != want:
             sys.exit(f"machine_time self-test: got {got} s, want {want} s")
+        nested = Path(tmp, "model", "pre", "c")
+        nested.mkdir(parents=True)
+        (nested / "train.log").write_text("[00:00:00] start\n")
+        found = [log.parent.name for log in run_logs(Path(tmp))]
+        if found != ["a", "b", "c"]:
+            sys.exit(f"machine_time self-test: found runs {found}, want ['a', 'b', 'c']")
     print("machine_time self-test: ok")
 
 
@@ -57,7 +68,7 @@ def main(argv):
     for d in map(Path, argv):
         if not d.is_dir():
             sys.exit(f"machine_time: {d} is not a directory")
-        logs = sorted(d.glob("*/train.log")) or ([d / "train.log"] if (d / "train.log").is_file() else [])
+        logs = run_logs(d)
         if not logs:
             sys.exit(f"machine_time: {d} holds no run (no train.log in it or its subdirectories)")
         seconds = sum(wall_seconds(log) for log in logs)
