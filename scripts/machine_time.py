@@ -6,8 +6,9 @@ Usage: scripts/machine_time.py DIR [DIR ...]
 
 Each DIR holds runs (folders with a train.log, as KEEP leaves them under
 docs/seeds/<model>/, or docs/seeds/<model>/<position>/ for the Transformer), at
-any depth. A train.log line starts with the time since its process began, "[hh:mm:ss]"; a resumed run starts again from 00:00:00, so a run's wall
-time is the sum of each process's last stamp. Evaluation, start-up and the
+any depth. A train.log line starts with the time since its process began,
+"[hh:mm:ss]"; a resumed run starts again from 00:00:00, so a run's wall time is
+the sum of each process's last stamp. Evaluation, start-up and the
 final test are included; a process killed before it logged again loses the
 time since its last line. Prints one line per DIR and the total, in hours of
 one run — with one thread per run, hours of one core.
