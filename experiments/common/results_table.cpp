@@ -109,7 +109,7 @@ RunSummary summarize_run(const fs::path& dir, const TableOptions& options) {
       s.last_step = line["step"].get<int64_t>();
       const double value = line[options.metrics[0]].get<double>();
       const bool passed = options.higher_is_better ? value > options.target : value < options.target;
-      if (s.target_step < 0 && passed) {
+      if (s.target_step < 0 && passed && s.last_step > 0) {
         s.target_step = s.last_step;
         if (line.contains("time_sec") && line["time_sec"].is_number()) s.target_seconds = line["time_sec"].get<double>();
       }
@@ -241,12 +241,12 @@ std::string legend_text(const TableOptions& options, bool several_seeds) {
                                                         : " (the run's own clock, evaluation excluded)";
     out += several_seeds
                ? fmt::format(" `reached {0}` counts the seeds whose validation passed it by their last evaluation; "
-                             "`steps to it` is the first evaluated step at which it did (mean ± sd over those "
+                             "`steps to it` is the first evaluated step after 0 at which it did (mean ± sd over those "
                              "seeds), `s to it` the training time to that step{1} (mean, 95% interval over those "
                              "seeds), and `− {2} s` its difference from the {2} run of the same seed, over the seeds "
                              "where both reached it.",
                              target_text(options), clock, reference_name(options))
-               : fmt::format(" `steps to {}` is the first evaluated step at which it was {} {} (\"> N\": not by its "
+               : fmt::format(" `steps to {}` is the first evaluated step after 0 at which it was {} {} (\"> N\": not by its "
                              "last evaluation, step N), and `s to reach it` the training time to that step{}.",
                              target_text(options), options.higher_is_better ? "above" : "below", options.target,
                              clock);

@@ -28,8 +28,10 @@
 // separate runs cannot resolve differences below ~5%.
 // With a target (TableOptions::target; paper_table --below 5 for a metric
 // where lower is better, --above 36 where higher is), two columns after the
-// label: the first step whose first split's first metric passes it ("> N"
-// when none does, N the last evaluated step), and the training time to that
+// label: the first step after the start whose first split's first metric
+// passes it ("> N" when none does, N the last evaluated step; an evaluation of
+// the initial weights at step 0 does not count: it measures where training
+// starts, not how soon it gets there), and the training time to that
 // step: steps × the fused step's paired time when paired timing is given,
 // else the run's own time_sec on that line (training time, evaluation
 // excluded). Over several seeds: how many seeds reached it, their steps'
@@ -78,8 +80,8 @@ struct RunSummary {
   std::filesystem::path dir;
   std::vector<double> metric;  // [split][metric], split-major; NaN when absent
   double seconds = 0.0;        // in the table's unit; NaN when unknown
-  // With a target: the first step whose first metric (first split) passes it
-  // (-1: none), its line's time_sec, and the last step carrying the metric.
+  // With a target: the first step after 0 whose first metric (first split)
+  // passes it (-1: none), its line's time_sec, and the last step carrying the metric.
   int64_t target_step = -1, last_step = -1;
   double target_seconds = std::numeric_limits<double>::quiet_NaN();
 };
