@@ -246,8 +246,9 @@ std::string legend_text(const TableOptions& options, bool several_seeds) {
                              "seeds), and `− {2} s` its difference from the {2} run of the same seed, over the seeds "
                              "where both reached it.",
                              target_text(options), clock, reference_name(options))
-               : fmt::format(" `steps to {}` is the first evaluated step after 0 at which it was {} {} (\"> N\": not by its "
-                             "last evaluation, step N), and `s to reach it` the training time to that step{}.",
+               : fmt::format(" `steps to {}` is the first evaluated step after 0 at which it was {} {} "
+                             "(\"> N\": not by its last evaluation, step N), and `s to reach it` the training time "
+                             "to that step{}.",
                              target_text(options), options.higher_is_better ? "above" : "below", options.target,
                              clock);
   }
