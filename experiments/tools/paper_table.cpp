@@ -40,8 +40,9 @@ int main(int argc, char** argv) {
     double below = std::numeric_limits<double>::quiet_NaN(), above = below;
     auto* below_flag = app.add_option("--below", below,
                                       "a target for the first metric on the first split, where lower is better "
-                                      "(an error): adds the step at which each run first fell below it and the "
-                                      "training time to that step");
+                                      "(an error): adds the step at which each run first fell below it (counted from "
+                                      "the first evaluation after step 0: the initial weights do not reach a target) "
+                                      "and the training time to that step");
     app.add_option("--above", above,
                    "the same for a metric where higher is better (BLEU, recall, accuracy): the first step above it")
         ->excludes(below_flag);
