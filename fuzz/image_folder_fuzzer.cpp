@@ -1,6 +1,6 @@
-// CIFAR-10 image folders decoded by stb_image: the input is one image file,
-// placed in each of the ten class folders train/c0 … train/c9 so that the
-// reader gets past its folder checks and decodes it, then read by
+// CIFAR-10 image folders, decoded by libpng and libjpeg-turbo: the input is
+// one image file, placed in each of the ten class folders train/c0 … train/c9
+// so that the reader gets past its folder checks and decodes it, then read by
 // cifar::load_splits as the cifar10 driver reads a --data folder.
 #include <string>
 

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -56,13 +57,17 @@ std::string png(int width, int height) {
   return out;
 }
 
-// A valid 32×32 PNG whose header then claims another size (stb skips CRCs).
+// A valid 32×32 PNG whose header then claims another size, its CRC (of the
+// chunk's type and data, bytes 12..28) made to match, so that only the size
+// is wrong.
 std::string png_claiming(uint32_t width, uint32_t height) {
   std::string bytes = png(32, 32);
   for (int i = 0; i < 4; ++i) {
     bytes[16 + i] = static_cast<char>(width >> (24 - 8 * i));
     bytes[20 + i] = static_cast<char>(height >> (24 - 8 * i));
   }
+  const uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(bytes.data() + 12), 17);
+  for (int i = 0; i < 4; ++i) bytes[29 + i] = static_cast<char>(crc >> (24 - 8 * i));
   return bytes;
 }
 

@@ -15,6 +15,7 @@
 
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/experiments/cifar10/cifar_data.h"
+#include "rmsgrad/experiments/cifar10/image_decode.h"
 #include "rmsgrad/experiments/cifar10/zca.h"
 #include "rmsgrad/models/convpool_cnn.h"
 #include "rmsgrad/rmsgrad.h"
@@ -90,6 +91,69 @@ TEST_CASE("image folders: classes sorted by name, pixels as channel planes") {
   fs::remove_all(tmp.path / "train" / "ship");
   CHECK_THROWS_WITH_AS(cifar::read_image_folder(tmp.path.string(), "train"), doctest::Contains("9 class folders"),
                        Error);
+}
+
+namespace {
+
+// An image encoded by stb_image_write, as a file's bytes.
+std::vector<unsigned char> encoded(bool jpeg, int channels, const std::vector<unsigned char>& pixels) {
+  std::vector<unsigned char> out;
+  auto append = [](void* context, void* data, int size) {
+    auto* bytes = static_cast<std::vector<unsigned char>*>(context);
+    bytes->insert(bytes->end(), static_cast<unsigned char*>(data), static_cast<unsigned char*>(data) + size);
+  };
+  const int ok = jpeg ? stbi_write_jpg_to_func(append, &out, 32, 32, channels, pixels.data(), 100)
+                      : stbi_write_png_to_func(append, &out, 32, 32, channels, pixels.data(), 32 * channels);
+  REQUIRE(ok != 0);
+  return out;
+}
+
+std::string decode_error(const std::vector<unsigned char>& bytes) {
+  std::vector<float> planes(cifar::kPixels);
+  return test::error_of([&] { cifar::decode_image(bytes, "x", planes.data()); });
+}
+
+}  // namespace
+
+TEST_CASE("decode_image: a JPEG close to its pixels, grey and RGBA PNGs as RGB, anything else refused") {
+  std::vector<float> planes(cifar::kPixels);
+  // A smooth colour ramp at quality 100: stb_image_write then keeps chroma at
+  // full resolution and quantizes every DCT coefficient with step 1, so the
+  // decoded pixels differ from the source only by rounding — of the colour
+  // transform on the way in and out and of the coefficients, under a level
+  // each — and a ramp far from 0 and 255 is never clipped.
+  std::vector<unsigned char> rgb(32 * 32 * 3);
+  for (int y = 0; y < 32; ++y)
+    for (int x = 0; x < 32; ++x)
+      for (int c = 0; c < 3; ++c) rgb[(y * 32 + x) * 3 + c] = static_cast<unsigned char>(40 + 3 * x + 2 * y + 20 * c);
+  cifar::decode_image(encoded(true, 3, rgb), "ramp.jpg", planes.data());
+  float worst = 0.0f;
+  for (int c = 0; c < 3; ++c)
+    for (int p = 0; p < 32 * 32; ++p) worst = std::max(worst, std::fabs(planes[c * 1024 + p] - rgb[p * 3 + c]));
+  CHECK(worst <= 3.0f);
+
+  // Grey: three equal planes. RGBA: the colour as stored, the alpha dropped
+  // (a transparent pixel keeps its colour, as PIL's convert("RGB") does).
+  std::vector<unsigned char> grey(32 * 32), rgba(32 * 32 * 4);
+  for (int p = 0; p < 32 * 32; ++p) {
+    grey[p] = static_cast<unsigned char>(p % 256);
+    for (int c = 0; c < 3; ++c) rgba[p * 4 + c] = static_cast<unsigned char>((p + 50 * c) % 256);
+    rgba[p * 4 + 3] = static_cast<unsigned char>(p % 2 == 0 ? 0 : 255);
+  }
+  cifar::decode_image(encoded(false, 1, grey), "grey.png", planes.data());
+  for (int c = 0; c < 3; ++c) CHECK(planes[c * 1024 + 300] == 300 % 256);
+  cifar::decode_image(encoded(false, 4, rgba), "rgba.png", planes.data());
+  for (int c = 0; c < 3; ++c) {
+    CHECK(planes[c * 1024 + 300] == (300 + 50 * c) % 256);  // alpha 0
+    CHECK(planes[c * 1024 + 301] == (301 + 50 * c) % 256);  // alpha 255
+  }
+
+  const std::vector<unsigned char> jpeg = encoded(true, 3, rgb);
+  CHECK(decode_error({jpeg.begin(), jpeg.begin() + static_cast<long>(jpeg.size() / 2)}).find("cannot decode image x")
+        != std::string::npos);
+  const std::vector<unsigned char> bmp = {'B', 'M', 0, 0, 0, 0};
+  CHECK(decode_error(bmp).find("neither a PNG nor a JPEG") != std::string::npos);
+  CHECK(decode_error(encoded(false, 3, rgb)) == "(no error)");
 }
 
 TEST_CASE("image folders: the official order from ../labels, with or without a trailing slash on --data") {

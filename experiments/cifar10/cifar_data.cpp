@@ -1,7 +1,5 @@
 #include "rmsgrad/experiments/cifar10/cifar_data.h"
 
-#include <stb/stb_image.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cerrno>
@@ -11,6 +9,7 @@
 #include <map>
 
 #include "rmsgrad/core/error.h"
+#include "rmsgrad/experiments/cifar10/image_decode.h"
 #include "rmsgrad/experiments/common/archive.h"
 
 namespace rg::cifar {
@@ -31,60 +30,10 @@ std::vector<unsigned char> read_file(const std::string& path) {
   return bytes;
 }
 
-// A 32×32 PNG or JPEG takes a few KB; a file claiming more than this is not
-// one of ours, and reading it would only let it make us allocate.
-constexpr uint64_t kMaxImageFileBytes = uint64_t{16} << 20;
-
 bool is_image_name(const std::string& name) {
   std::string ext = fs::path(name).extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(), ::tolower);
   return ext == ".png" || ext == ".jpg" || ext == ".jpeg";
-}
-
-// A PNG is a signature and chunks of [4-byte big-endian length, 4-byte type,
-// data, 4-byte CRC]. stb grows its buffer for the image data by each IDAT
-// chunk's claimed length before reading it, so a 342-byte file claiming a
-// 1.4 GB chunk made it allocate 1.4 GB (found by fuzz/image_folder_fuzzer).
-// Every claimed length must fit in the bytes that follow.
-void check_png_chunks(const std::vector<unsigned char>& bytes, const std::string& name) {
-  static constexpr unsigned char kSignature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
-  if (bytes.size() < 8 || std::memcmp(bytes.data(), kSignature, 8) != 0) return;  // not a PNG
-  for (size_t at = 8; at + 8 <= bytes.size();) {
-    const uint64_t length = uint64_t{bytes[at]} << 24 | uint64_t{bytes[at + 1]} << 16 | uint64_t{bytes[at + 2]} << 8 |
-                            bytes[at + 3];
-    const uint64_t left = bytes.size() - at - 8;
-    check(length <= left, "cifar10: cannot decode image {}: a PNG chunk at byte {} claims {} bytes, {} are left", name,
-          at, length, left);
-    at += 8 + length + 4;
-  }
-}
-
-// Decodes one image into the [3, 32, 32] planes at `out`. The size is read
-// from the header first: a header claiming 20000×10000 pixels is refused
-// before stb would allocate for them.
-void decode_into(const std::vector<unsigned char>& bytes, const std::string& name, float* out) {
-  check(bytes.size() <= kMaxImageFileBytes, "cifar10: image {} has {} bytes, more than a 32×32 image needs", name,
-        bytes.size());
-  const int length = static_cast<int>(bytes.size());
-  // stb's reason is read after the call that failed (a call's arguments are
-  // evaluated in no fixed order), and may be missing.
-  auto cannot_decode = [&] {
-    const char* reason = stbi_failure_reason();
-    return Error(fmt::format("cifar10: cannot decode image {}: {}", name, reason != nullptr ? reason : "unknown"));
-  };
-  check_png_chunks(bytes, name);
-  int w = 0, h = 0, channels = 0;
-  if (stbi_info_from_memory(bytes.data(), length, &w, &h, &channels) != 1) throw cannot_decode();
-  check(w == kSide && h == kSide, "cifar10: image {} is {}×{}, expected 32×32", name, w, h);
-  unsigned char* pixels = stbi_load_from_memory(bytes.data(), length, &w, &h, &channels, 3);
-  if (pixels == nullptr) throw cannot_decode();
-  if (w != kSide || h != kSide) {
-    stbi_image_free(pixels);
-    throw Error(fmt::format("cifar10: image {} is {}×{}, expected 32×32", name, w, h));
-  }
-  for (int64_t c = 0; c < kChannels; ++c)
-    for (int64_t p = 0; p < kSide * kSide; ++p) out[c * kSide * kSide + p] = pixels[p * 3 + c];
-  stbi_image_free(pixels);
 }
 
 // An image file of a folder, read whole after its size is checked (from the
@@ -186,7 +135,7 @@ ImageSet read_image_folder(const std::string& root, const std::string& split) {
     const auto cls = std::find(classes.begin(), classes.end(), key.first) - classes.begin();
     set.labels[i] = static_cast<int32_t>(cls);
     if (!image.path.empty()) image.bytes = read_image_file(image.path);
-    decode_into(image.bytes, root + ":" + split + "/" + key.first + "/" + key.second, set.images.data() + i * kPixels);
+    decode_image(image.bytes, root + ":" + split + "/" + key.first + "/" + key.second, set.images.data() + i * kPixels);
     image.bytes = {};  // freed as soon as it is decoded
     ++i;
   }
