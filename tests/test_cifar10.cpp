@@ -206,6 +206,43 @@ TEST_CASE("the real CIFAR-10 binary prefixes in ../shared/data, when present") {
   for (int64_t i = 0; i < set.size(); ++i) CHECK(set.labels[i] == labels.get());
 }
 
+TEST_CASE("the real CIFAR-10 JPEG archive in ../shared/data, when present: every image decodes, in official order") {
+  const fs::path data = fs::path(RG_SHARED_DATA_DIR) / "cifar10";
+  const fs::path archive = data / "cifar10-train-jpeg.tar.gz", batch = data / "cifar-10-batches-bin-prefix" / "data_batch_1.bin";
+  if (!fs::exists(archive) || !fs::exists(batch)) {
+    MESSAGE("skipped: " << archive.string() << " or " << batch.string()
+                        << " does not exist (a fresh clone without ../shared/data)");
+    return;
+  }
+  // The strict JPEG reader (a warning is an error) refuses none of the 50,000.
+  const cifar::Splits splits = cifar::load_splits(archive.string(), 5000, 0, 1);
+  REQUIRE(splits.train.size() == 45000);
+  REQUIRE(splits.valid.size() == 5000);
+  // The first 1,102 images in official order are the binary prefix's records,
+  // lossless: each decoded JPEG must be nearer its own record than the next
+  // one (JPEG's loss is a few levels per value; two CIFAR-10 images differ by
+  // tens), and its label the record's.
+  const cifar::ImageSet exact = cifar::read_binary_batches({batch.string()});
+  auto distance = [&](int64_t jpeg, int64_t record) {
+    double sum = 0.0;
+    for (int64_t v = 0; v < cifar::kPixels; ++v)
+      sum += std::fabs(splits.train.images.data()[jpeg * cifar::kPixels + v] -
+                       exact.images.data()[record * cifar::kPixels + v]);
+    return sum / cifar::kPixels;
+  };
+  int64_t nearer = 0;
+  double own = 0.0, next = 0.0;
+  for (int64_t i = 0; i < exact.size(); ++i) {
+    CHECK(splits.train.labels[i] == exact.labels[i]);
+    const double d_own = distance(i, i), d_next = distance(i, (i + 1) % exact.size());
+    nearer += d_own < d_next;
+    own += d_own / exact.size();
+    next += d_next / exact.size();
+  }
+  MESSAGE("mean |JPEG − its record| " << own << ", − the next record " << next << " levels");
+  CHECK(nearer == exact.size());
+}
+
 TEST_CASE("ZCA whitening: the whitened training rows have identity covariance") {
   // Correlated data: x = z A with z ~ N(0, I), D = 12.
   const int64_t n = 2000, d = 12;

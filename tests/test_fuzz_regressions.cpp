@@ -32,8 +32,9 @@ const fs::path kRegressions = fs::path(RG_TEST_REFERENCE_DIR).parent_path() / "f
 const std::map<std::string, std::string> kExpected = {
     {"idat-claims-1.4GB.png", "read beyond end of data"},
     {"huffman-table-of-4080-codes.jpg", "Bogus Huffman table definition"},
-    // Decoded: libjpeg-turbo gives a scan that names no table the standard
-    // tables (stb_image 2.27 read out of bounds on it).
+    // Decoded: where a scan names a Huffman table the file never defines,
+    // libjpeg-turbo takes the standard one, as Motion-JPEG files need (stb_image
+    // 2.27 read out of bounds).
     {"scan-names-undefined-huffman-table.jpg", "(no error)"},
     {"empty-piece.model", "failed to insert key: zero-length key"},
     {"negative-float-offset.safetensors", "has data_offsets [-1.48]; expected whole numbers >= 0"},
