@@ -10,7 +10,7 @@
 #include "rmsgrad/experiments/cifar10/cifar_data.h"
 
 // The formats' reference decoders, libpng and libjpeg-turbo: an image file may
-// come from anyone, and both are fuzzed continuously upstream. (stb_image
+// come from anyone, and both are fuzzed continuously upstream (OSS-Fuzz). (stb_image
 // 2.27, Debian 12's, decoded the images until 2026-12-02: it reads and writes
 // out of bounds on corrupt files — a Huffman table of more than 256 codes, a
 // scan naming a table the file never defines — fixed only in stb 2.28.)
