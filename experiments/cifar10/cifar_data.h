@@ -34,9 +34,9 @@ ImageSet read_binary_batches(const std::vector<std::string>& files);
 
 // Image folders <root>/<class>/*.png|jpg (classes sorted by name, files by
 // name), each decoded by decode_image (image_decode.h): every image must be a
-// 32×32 PNG or JPEG (the size is checked from the header before decoding). `root` may be a directory or an
-// archive (.tar, .tar.gz, .tar.xz, .zip, ...: experiments/common/archive.h)
-// holding <split>/<class>/... .
+// 32×32 PNG or JPEG (the size is checked from the header before decoding).
+// `root` may be a directory or an archive (.tar, .tar.gz, .tar.xz, .zip, ...:
+// experiments/common/archive.h) holding <split>/<class>/... .
 ImageSet read_image_folder(const std::string& root, const std::string& split);
 
 // Puts folder-ordered images back into the official order: walk the labels of
