@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 #include <stb/stb_image_write.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -108,6 +109,49 @@ std::vector<unsigned char> encoded(bool jpeg, int channels, const std::vector<un
   return out;
 }
 
+// A 32×32 grey-as-RGB PNG written by hand, whose value at column x is 8x
+// (stored in 16 bits as 8x · 257 when depth is 16), with a gAMA chunk when
+// gamma (× 100,000) is not 0.
+std::vector<unsigned char> ramp_png(int depth, uint32_t gamma) {
+  auto be32 = [](std::vector<unsigned char>& out, uint32_t v) {
+    for (int i = 0; i < 4; ++i) out.push_back(static_cast<unsigned char>(v >> (24 - 8 * i)));
+  };
+  std::vector<unsigned char> png = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+  auto chunk = [&](const char* type, const std::vector<unsigned char>& data) {
+    be32(png, static_cast<uint32_t>(data.size()));
+    std::vector<unsigned char> body(type, type + 4);
+    body.insert(body.end(), data.begin(), data.end());
+    png.insert(png.end(), body.begin(), body.end());
+    be32(png, static_cast<uint32_t>(crc32(0L, body.data(), static_cast<uInt>(body.size()))));
+  };
+  std::vector<unsigned char> header;
+  be32(header, 32);
+  be32(header, 32);
+  header.insert(header.end(), {static_cast<unsigned char>(depth), 2, 0, 0, 0});  // truecolour, no interlace
+  chunk("IHDR", header);
+  if (gamma != 0) {
+    std::vector<unsigned char> g;
+    be32(g, gamma);
+    chunk("gAMA", g);
+  }
+  std::vector<unsigned char> raw;
+  for (int y = 0; y < 32; ++y) {
+    raw.push_back(0);  // filter: none
+    for (int x = 0; x < 32; ++x)
+      for (int c = 0; c < 3; ++c) {
+        if (depth == 16) raw.push_back(static_cast<unsigned char>(8 * x));  // 8x · 257 = bytes (8x, 8x)
+        raw.push_back(static_cast<unsigned char>(8 * x));
+      }
+  }
+  uLongf packed_size = compressBound(raw.size());
+  std::vector<unsigned char> packed(packed_size);
+  REQUIRE(compress(packed.data(), &packed_size, raw.data(), raw.size()) == Z_OK);
+  packed.resize(packed_size);
+  chunk("IDAT", packed);
+  chunk("IEND", {});
+  return png;
+}
+
 std::string decode_error(const std::vector<unsigned char>& bytes) {
   std::vector<float> planes(cifar::kPixels);
   return test::error_of([&] { cifar::decode_image(bytes, "x", planes.data()); });
@@ -115,7 +159,7 @@ std::string decode_error(const std::vector<unsigned char>& bytes) {
 
 }  // namespace
 
-TEST_CASE("decode_image: a JPEG close to its pixels, grey and RGBA PNGs as RGB, anything else refused") {
+TEST_CASE("decode_image: a JPEG close to its pixels, a PNG's stored values as RGB, anything else refused") {
   std::vector<float> planes(cifar::kPixels);
   // A smooth colour ramp at quality 100: stb_image_write then keeps chroma at
   // full resolution and quantizes every DCT coefficient with step 1, so the
@@ -146,6 +190,15 @@ TEST_CASE("decode_image: a JPEG close to its pixels, grey and RGBA PNGs as RGB, 
   for (int c = 0; c < 3; ++c) {
     CHECK(planes[c * 1024 + 300] == (300 + 50 * c) % 256);  // alpha 0
     CHECK(planes[c * 1024 + 301] == (301 + 50 * c) % 256);  // alpha 255
+  }
+
+  // The values a PNG stores, not a colour-managed view of them: a file tagged
+  // linear (gAMA 1.0) is not re-encoded to sRGB, and 16 bits keep their high 8.
+  for (const auto& [depth, gamma] : {std::pair{8, 0u}, {8, 100000u}, {16, 0u}, {16, 45455u}}) {
+    CAPTURE(depth);
+    CAPTURE(gamma);
+    cifar::decode_image(ramp_png(depth, gamma), "ramp.png", planes.data());
+    for (int x = 0; x < 32; ++x) CHECK(planes[2 * 1024 + 5 * 32 + x] == 8 * x);
   }
 
   const std::vector<unsigned char> jpeg = encoded(true, 3, rgb);
