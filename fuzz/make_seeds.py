@@ -7,7 +7,10 @@ dataset is copied into the repository; scripts/fuzz.sh adds real files from
 the same bytes. (The SentencePiece seed, fuzz/corpus/subword/tiny.model, was
 written once by SentencePiece's trainer on six short sentences, BPE with 40
 pieces and --normalization_rule_name=identity so that it is 499 bytes rather
-than 240 KB; Python's standard library cannot make one.)
+than 240 KB; Python's standard library cannot make one. Nor a JPEG: the seed
+fuzz/corpus/image_folder/gradient32.jpg was written once by stb_image_write,
+stbi_write_jpg at quality 90, of the 32×32 RGB image whose value at (x, y),
+channel c is (7x + 3y + 60c) mod 256.)
 
     python3 fuzz/make_seeds.py
 """

@@ -6,6 +6,12 @@
 // To add one: copy build-fuzz/artifacts/<target>/<crash-…> into
 // tests/fuzz_regressions/<target>/<what it does>.<ext>, fix the reader, and
 // name the expected message in kExpected.
+//
+// No dataset is copied here: the two JPEGs are fuzz/corpus/image_folder's
+// gradient32.jpg with the fuzzers' two findings made by hand (the first
+// Huffman table's 16 code counts set to 255; the AC table 0 renamed 2, so
+// the scan's table is never defined), where the fuzzer had mutated a CIFAR-10
+// image.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -34,7 +40,7 @@ const std::map<std::string, std::string> kExpected = {
     {"huffman-table-of-4080-codes.jpg", "Bogus Huffman table definition"},
     // Decoded: where a scan names a Huffman table the file never defines,
     // libjpeg-turbo takes the standard one, as Motion-JPEG files need (stb_image
-    // 2.27 read out of bounds).
+    // 2.27 decoded with an uninitialised table and read out of bounds).
     {"scan-names-undefined-huffman-table.jpg", "(no error)"},
     {"empty-piece.model", "failed to insert key: zero-length key"},
     {"negative-float-offset.safetensors", "has data_offsets [-1.48]; expected whole numbers >= 0"},
