@@ -18,9 +18,14 @@
 //                  save / load of a module
 //   optim/         Adam, SGD, gradient clipping, learning-rate schedules;
 //                  save / load of an optimizer and of a whole training state
+//   dist/          data-parallel training over MPI (the Trainer uses it)
 //   models/        the paper's models, included one by one
 //                  ("rmsgrad/models/rnnsearch.h", convpool_cnn.h, ...),
 //                  and a LLaMA-style language model (models/llama.h)
+//   train/         Run (the run directory: logs, lock, resume), Trainer
+//                  (steps, accumulation, clipping, validation, checkpoints),
+//                  TrainingStep, the progress bar
+//   core/gemm.h    the products' precision: set_product_precision(Precision::BF16)
 #include "rmsgrad/autograd/composed_norm_ops.h"
 #include "rmsgrad/autograd/conv.h"
 #include "rmsgrad/autograd/gradcheck.h"
@@ -33,6 +38,7 @@
 #include "rmsgrad/autograd/weight_norm.h"
 #include "rmsgrad/core/checkpoint.h"
 #include "rmsgrad/core/error.h"
+#include "rmsgrad/core/gemm.h"
 #include "rmsgrad/core/observer.h"
 #include "rmsgrad/core/parallel.h"
 #include "rmsgrad/core/polite_threads.h"
@@ -63,3 +69,7 @@
 #include "rmsgrad/optim/save_load.h"
 #include "rmsgrad/optim/schedule.h"
 #include "rmsgrad/optim/sgd.h"
+#include "rmsgrad/train/progress.h"
+#include "rmsgrad/train/run.h"
+#include "rmsgrad/train/trainer.h"
+#include "rmsgrad/train/training_step.h"

@@ -19,10 +19,12 @@
 
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/dist/process_group.h"
+#include "rmsgrad/core/polite_threads.h"
 
 using namespace rg;
 
 int main(int argc, char** argv) {
+  rg::restart_with_polite_threads(argv);  // as the drivers run: short OpenMP spins
   dist::ProcessGroup& group = dist::ProcessGroup::world();
   int64_t min_kib = 4, max_kib = 64 * 1024;
   int repeats = 20;

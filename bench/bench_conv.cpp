@@ -30,6 +30,7 @@ const ConvShape kLayers[] = {
 }  // namespace
 
 int main(int argc, char** argv) {
+  rg::restart_with_polite_threads(argv);  // as the drivers run: short OpenMP spins
   bench::OpFlags flags;
   flags.repeats = 10;
   int64_t batch = 100;

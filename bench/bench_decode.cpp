@@ -36,6 +36,7 @@
 #include "bench/step_timing.h"
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/core/parallel.h"
+#include "rmsgrad/core/polite_threads.h"
 #include "rmsgrad/core/random.h"
 #include "rmsgrad/experiments/translation/beam_search.h"
 #include "rmsgrad/experiments/translation/subword.h"
@@ -44,6 +45,7 @@
 using namespace rg;
 
 int main(int argc, char** argv) {
+  rg::restart_with_polite_threads(argv);  // as the drivers run: short OpenMP spins
   int threads = 1, beam = 5, repeats = 3, warmup = 1;
   int64_t sentences = 40, length = 25, vocab = 8000, d = 256, ffn = 1024, heads = 4, layers = 3;
   std::string norm = "layernorm", position = "post";

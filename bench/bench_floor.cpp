@@ -60,6 +60,7 @@
 #include "rmsgrad/core/gemm.h"
 #include "rmsgrad/core/onednn_conv.h"
 #include "rmsgrad/core/parallel.h"
+#include "rmsgrad/core/polite_threads.h"
 
 using namespace rg;
 
@@ -165,6 +166,7 @@ std::string json_ms(const std::map<std::string, double>& ms) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  rg::restart_with_polite_threads(argv);  // as the drivers run: short OpenMP spins
   bench::ModelFlags flags;
   flags.model = "transformer";
   std::string norm = "layernorm";

@@ -20,6 +20,7 @@
 #include "bench/bench_cli.h"
 #include "bench/op_timing.h"
 #include "rmsgrad/core/gemm.h"
+#include "rmsgrad/core/polite_threads.h"
 #include "rmsgrad/rmsgrad.h"
 
 using namespace rg;
@@ -70,6 +71,7 @@ double call_ms(const Shape3& s, const std::vector<float>& a, const std::vector<f
 }  // namespace
 
 int main(int argc, char** argv) {
+  rg::restart_with_polite_threads(argv);  // as the drivers run: short OpenMP spins
   int threads = 1, rounds = 5;
   CLI::App app{"OpenBLAS against oneDNN on the models' matrix products", "bench_gemm"};
   app.add_option("--threads", threads, "threads")->check(CLI::PositiveNumber);
@@ -81,7 +83,6 @@ int main(int argc, char** argv) {
     return 1;
   }
   set_num_threads(threads);
-  keep_requested_threads(true);
   try {
     gemm_library();  // a bad RG_GEMM is said here, once
   } catch (const std::exception& e) {

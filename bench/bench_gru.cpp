@@ -13,6 +13,7 @@
 using namespace rg;
 
 int main(int argc, char** argv) {
+  rg::restart_with_polite_threads(argv);  // as the drivers run: short OpenMP spins
   bench::OpFlags flags;
   CLI::App app{"one GRU cell step, plain and with each normalization", "bench_gru"};
   bench::add_op_flags(app, flags);

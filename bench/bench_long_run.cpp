@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "bench/model_steps/model_step.h"
+#include "rmsgrad/core/polite_threads.h"
 #include "rmsgrad/rmsgrad.h"
 #include "bench/process_memory.h"
 #include "rmsgrad/core/allocator.h"
@@ -64,6 +65,7 @@ double median(std::vector<double> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  rg::restart_with_polite_threads(argv);  // as the drivers run: short OpenMP spins
   std::string model = "rnnsearch";
   int64_t steps = 10000, warmup = 1000, report = 500, batch = 32, len = 30, hidden = 32, vocab = 500;
   int threads = 1;

@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "rmsgrad/autograd/lstm_ops.h"
+#include "rmsgrad/core/polite_threads.h"
 #include "bench/op_timing.h"
 #include "rmsgrad/layers/lstm.h"
 #include "rmsgrad/rmsgrad.h"
@@ -31,6 +32,7 @@ void print(const bench::OpFlags& flags, const char* op, const char* norm, int64_
 }  // namespace
 
 int main(int argc, char** argv) {
+  rg::restart_with_polite_threads(argv);  // as the drivers run: short OpenMP spins
   bench::OpFlags flags;
   CLI::App app{"one LSTM cell step and its fused pointwise ops", "bench_lstm"};
   bench::add_op_flags(app, flags);

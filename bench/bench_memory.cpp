@@ -41,6 +41,7 @@
 #include "bench/memory_sizes.h"
 #include "bench/process_memory.h"
 #include "rmsgrad/core/allocator.h"
+#include "rmsgrad/core/polite_threads.h"
 #include "rmsgrad/rmsgrad.h"
 
 extern char** environ;
@@ -108,6 +109,7 @@ int run_child(const char* self, const Flags& f, const std::string& model, const 
 }  // namespace
 
 int main(int argc, char** argv) {
+  rg::restart_with_polite_threads(argv);  // as the drivers run: short OpenMP spins
   Flags f;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];

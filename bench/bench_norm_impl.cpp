@@ -23,6 +23,7 @@
 #include "bench/step_timing.h"
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/core/parallel.h"
+#include "rmsgrad/core/polite_threads.h"
 
 using namespace rg;
 
@@ -57,6 +58,7 @@ int find(const std::vector<Variant>& variants, NormKind kind, NormImpl impl) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  rg::restart_with_polite_threads(argv);  // as the drivers run: short OpenMP spins
   bench::ModelFlags flags;
   std::string impls = "fused", norms = "none layernorm rmsnorm prmsnorm";
   int pairs = 40;

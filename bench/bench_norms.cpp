@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "bench/op_timing.h"
+#include "rmsgrad/core/polite_threads.h"
 #include "rmsgrad/layers/normalization.h"
 #include "rmsgrad/rmsgrad.h"
 
@@ -61,6 +62,7 @@ void conv_maps(const bench::OpFlags& flags) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  rg::restart_with_polite_threads(argv);  // as the drivers run: short OpenMP spins
   bench::OpFlags flags;
   bool channels = false;
   CLI::App app{"the normalizations alone, and a copy of the same bytes", "bench_norms"};

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "bench/bench_cli.h"
+#include "rmsgrad/core/polite_threads.h"
 #include "rmsgrad/rmsgrad.h"
 
 using namespace rg;
@@ -27,9 +28,9 @@ namespace {
 class CharGRU : public Module {
  public:
   explicit CharGRU(int64_t vocab) {
-    embedding = register_module("embedding", std::make_shared<Embedding>(vocab, 32));
-    gru = register_module("gru", std::make_shared<GRU>(32, 192, NormOptions{.kind = NormKind::RMSNorm}));
-    output = register_module("output", std::make_shared<Linear>(192, vocab));
+    register_module("embedding", embedding, std::make_shared<Embedding>(vocab, 32));
+    register_module("gru", gru, std::make_shared<GRU>(32, 192, NormOptions{.kind = NormKind::RMSNorm}));
+    register_module("output", output, std::make_shared<Linear>(192, vocab));
   }
   Var forward(const Indices& ids) { return output->forward(gru->run(embedding->forward(ids), {}, {}).states); }
 
@@ -41,6 +42,7 @@ class CharGRU : public Module {
 }  // namespace
 
 int main(int argc, char** argv) {
+  rg::restart_with_polite_threads(argv);  // as the drivers run: short OpenMP spins
   int threads = 2, steps = 30, warmup = 5;
   CLI::App app{"a user's own training loop, timed", "bench_own_loop"};
   app.add_option("--threads", threads, "threads")->check(CLI::PositiveNumber);

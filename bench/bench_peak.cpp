@@ -12,8 +12,10 @@
 
 #include "bench/bench_cli.h"
 #include "bench/peak_flops.h"
+#include "rmsgrad/core/polite_threads.h"
 
 int main(int argc, char** argv) {
+  rg::restart_with_polite_threads(argv);  // as the drivers run: short OpenMP spins
   std::vector<int> threads{1, 2};
   double seconds = 0.2;
   CLI::App app{"The arithmetic peak of this machine's cores", "bench_peak"};

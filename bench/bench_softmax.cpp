@@ -15,11 +15,13 @@
 #include <vector>
 
 #include "bench/op_timing.h"
+#include "rmsgrad/core/polite_threads.h"
 #include "rmsgrad/rmsgrad.h"
 
 using namespace rg;
 
 int main(int argc, char** argv) {
+  rg::restart_with_polite_threads(argv);  // as the drivers run: short OpenMP spins
   bench::OpFlags flags;
   flags.repeats = 10;
   int rounds = 5;

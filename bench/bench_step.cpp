@@ -39,13 +39,16 @@
 #include "bench/step_timing.h"
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/core/gemm.h"
+#include "rmsgrad/core/observer.h"
 #include "rmsgrad/core/parallel.h"
+#include "rmsgrad/core/polite_threads.h"
 #include "rmsgrad/dist/gradient_reducer.h"
 #include "rmsgrad/dist/process_group.h"
 
 using namespace rg;
 
 int main(int argc, char** argv) {
+  rg::restart_with_polite_threads(argv);  // as the drivers run: short OpenMP spins
   bench::ModelFlags flags;
   std::string norm = "rmsnorm", impl = "fused", dump;
   bool recipe = false;
@@ -86,14 +89,24 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (group.distributed()) step->enable_data_parallel(group, static_cast<int64_t>(bucket_mb * 1048576.0));
-    std::vector<double> waits;
-    const std::vector<double> times = bench::time_steps([&] {
-      step->run();
-      if (const dist::GradientReducer* reducer = step->reducer()) {
-        const auto& timing = reducer->last_timing();
-        waits.push_back(timing.wait_seconds + timing.communication_in_backward_seconds);
+    // The time each step spends in the calls that move the gradients' sums
+    // (inside backward and after it), measured through the observer.
+    struct CommunicationClock : Observer {
+      std::chrono::steady_clock::time_point started;
+      double seconds = 0.0;
+      void communication_started() override { started = std::chrono::steady_clock::now(); }
+      void communication_finished() override {
+        seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       }
+    } clock;
+    std::vector<double> waits;
+    if (step->reducer()) install_observer(&clock);
+    const std::vector<double> times = bench::time_steps([&] {
+      clock.seconds = 0.0;
+      step->run();
+      if (step->reducer()) waits.push_back(clock.seconds);
     }, flags.warmup, steps);
+    install_observer(nullptr);
     check(std::isfinite(step->loss()), "bench_step: the loss is {}", step->loss());
     std::string communication;
     if (group.distributed()) {

@@ -19,7 +19,7 @@
 //     to the op's backward (the tape's bookkeeping between two nodes joins
 //     the node that follows it);
 //   - mark(phase) charges the time since the previous charge to a phase of
-//     the caller's that records no op: bench_floor's "zero grad",
+//     the caller's that records no op: bench_floor's
 //     "backward bookkeeping", "optimizer" and "other".
 // (Under a data-parallel reducer the sums it starts when a parameter's
 // gradient is final join the backward of the node after it.)

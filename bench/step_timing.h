@@ -37,13 +37,18 @@ namespace rg::bench {
 
 using Step = std::function<void()>;
 
-// Like a driver's training loop, every timed step first fits the thread
-// count to the cores other processes leave free (core/polite_threads.h).
-// A step that ran on fewer threads than asked for is said once on stderr:
-// its time is not the machine's speed alone.
+// Every timed step first fits the thread count to the cores other processes
+// leave free (core/polite_threads.h), as a driver does with
+// --follow-free-cores. A step that ran on fewer threads than asked for is
+// said once on stderr: its time is not the machine's speed alone.
+inline int follow_free_cores() {
+  static FreeCoreFollower follower;
+  return follower.follow();
+}
+
 inline double time_one_ms(const Step& step) {
   static bool said = false;
-  if (share_cores_with_other_processes() < requested_threads() && !said) {
+  if (follow_free_cores() < requested_threads() && !said) {
     said = true;
     std::fprintf(stderr, "bench: other processes hold cores: timed steps ran on %d of the %d threads asked for\n",
                  num_threads(), requested_threads());
@@ -56,7 +61,7 @@ inline double time_one_ms(const Step& step) {
 // Times `steps` steps after `warmup` untimed ones; returned sorted.
 inline std::vector<double> time_steps(const Step& step, int warmup, int steps) {
   for (int i = 0; i < warmup; ++i) {
-    share_cores_with_other_processes();
+    follow_free_cores();
     step();
   }
   std::vector<double> times;

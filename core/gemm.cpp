@@ -39,6 +39,11 @@ GemmLibrary& chosen_library() {
   return library;
 }
 
+int64_t& chosen_bf16_min_work() {
+  static int64_t work = kBf16MinWork;
+  return work;
+}
+
 Precision& chosen_precision() {
   static Precision precision = Precision::F32;
   return precision;
@@ -177,7 +182,7 @@ void gemm_unobserved(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k
   // oneDNN's threads are OpenMP's: every thread outside a parallel region,
   // one inside (gemm_batched's loop).
   if (m * n * k >= kOneDnnMinWork && chosen_library() == GemmLibrary::OneDNN) {
-    if (chosen_precision() == Precision::BF16 && m * n * k >= kBf16MinWork)
+    if (chosen_precision() == Precision::BF16 && m * n * k >= chosen_bf16_min_work())
       return gemm_bf16(trans_a, trans_b, m, n, k, alpha, a, b, beta, c);
     const dnnl_status_t status =
         dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, n);
@@ -250,6 +255,13 @@ void set_gemm_library(GemmLibrary library) {
 }
 
 Precision product_precision() { return chosen_precision(); }
+
+int64_t bf16_min_work() { return chosen_bf16_min_work(); }
+
+void set_bf16_min_work(int64_t multiply_adds) {
+  check(multiply_adds >= 0, "set_bf16_min_work: {} multiply-adds; give 0 or more", multiply_adds);
+  chosen_bf16_min_work() = multiply_adds;
+}
 
 bool bf16_products_supported() {
 #ifdef RG_HAVE_ONEDNN

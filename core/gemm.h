@@ -23,10 +23,13 @@
 // its two inputs to bf16 and accumulates in f32, as PyTorch's autocast does
 // on the CPU; the output stays f32, and so does everything that is not a
 // product (the caller's weights, optimizer state, normalizations, softmax,
-// losses). Products below kBf16MinWork = 2²² multiply-adds stay f32 (on
+// losses). Products below bf16_min_work() multiply-adds stay f32 (on
 // oneDNN, or OpenBLAS below kOneDnnMinWork): converting their inputs and
 // starting a primitive costs more than bf16 saves (BENCHMARKS.md, "Which
-// library runs the products"), and their FLOPs are few. bf16 keeps f32's
+// library runs the products"), and their FLOPs are few. The threshold is
+// kBf16MinWork = 2²² by default, measured on AVX512-BF16 machines without
+// AMX; set_bf16_min_work(n) sets it for the process (0: every product on
+// oneDNN in bf16), for a machine where the crossing lies elsewhere. bf16 keeps f32's
 // exponent range, so gradients need no loss scaling. It needs oneDNN (an
 // rg::Error otherwise).
 //
@@ -65,6 +68,8 @@ void set_product_precision(Precision precision);  // BF16 needs oneDNN as the li
 std::string product_precision_problem(Precision precision);  // why set_product_precision would throw; "" when it would not
 bool bf16_products_supported();  // oneDNN built in and it has a bf16 matmul for this CPU (AVX-512 or newer)
 Precision parse_precision(std::string_view name);  // "f32" | "bf16"
+int64_t bf16_min_work();                    // products with fewer multiply-adds stay f32 under BF16
+void set_bf16_min_work(int64_t multiply_adds);  // ≥ 0; kBf16MinWork by default
 std::string_view precision_name(Precision precision);
 
 }  // namespace rg

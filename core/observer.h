@@ -2,7 +2,8 @@
 // The one way to watch the library work from outside: an Observer hears the
 // tape's ops record themselves and their backward run, every matrix product
 // and every convolution on oneDNN's primitives,
-// every block of tensor memory taken and given back, and the named scopes
+// every block of tensor memory taken and given back, the calls that sum
+// gradients over the processes of an MPI job, and the named scopes
 // around allocations whose purpose the library knows. The library itself
 // neither times nor counts anything; the benchmarks install their tools here
 // (bench/profiling.h: the op profile and the product recording for
@@ -73,6 +74,12 @@ class Observer {
   // Around release_floats; the block is still held when the release starts.
   virtual void release_started(const void* /*block*/, size_t /*bytes*/) {}
   virtual void release_finished() {}
+
+  // Around the calls that start, advance or wait for the sums of gradients
+  // over the processes of an MPI job (dist/gradient_reducer.h), inside
+  // backward and after it.
+  virtual void communication_started() {}
+  virtual void communication_finished() {}
 
   // The calling thread enters and leaves an ObserverScope.
   virtual void scope_entered(const char* /*name*/) {}

@@ -6,18 +6,10 @@
 #include <algorithm>
 
 #include "rmsgrad/core/error.h"
-#include "rmsgrad/core/polite_threads.h"
 
 namespace rg {
 
 namespace {
-// libgomp's idle threads spin as long as it read GOMP_SPINCOUNT to say when it
-// loaded; a program starts again with a short spin unless its user chose
-// (core/polite_threads.h). Priority 101, the first a program may use, runs
-// this before any static object of the program is built, so the program's own
-// code runs once, in the new process.
-__attribute__((constructor(101))) void start_with_polite_threads() { restart_with_polite_threads(); }
-
 int g_requested = 1;  // set_num_threads's n
 int g_threads = 1;    // in use: ≤ g_requested
 bool g_initialised = false;

@@ -16,8 +16,8 @@ void set_num_threads(int n);  // n >= 1: the threads to use
 int num_threads();            // the threads in use: n, or fewer while use_threads(k) holds some back
 int requested_threads();      // n, as set_num_threads set it
 // Uses min(k, requested_threads()) threads (at least 1) until the next call
-// or set_num_threads. core/polite_threads.h calls it between training steps
-// when other processes hold cores.
+// or set_num_threads. core/polite_threads.h's FreeCoreFollower calls it
+// between training steps, when a loop asks it to follow the free cores.
 void use_threads(int k);
 
 // Typical grains, in elements, for kernels of different weight per element.

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <climits>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -17,43 +18,19 @@
 
 namespace rg {
 
-namespace {
-
-// The arguments the program started with, from /proc/self/cmdline (NUL-
-// separated), for re-executing it before main() has them.
-std::vector<std::string> own_arguments() {
-  std::vector<std::string> args;
-  std::FILE* f = std::fopen("/proc/self/cmdline", "rb");
-  if (f == nullptr) return args;
-  std::string current;
-  for (int c; (c = std::fgetc(f)) != EOF;) {
-    if (c == '\0') {
-      args.push_back(std::move(current));
-      current.clear();
-    } else {
-      current.push_back(static_cast<char>(c));
-    }
-  }
-  std::fclose(f);
-  return args;
-}
-
-bool g_keep_requested_threads = false;
-
-}  // namespace
-
-void restart_with_polite_threads() {
+void restart_with_polite_threads(char** argv) {
   if (std::getenv("GOMP_SPINCOUNT") != nullptr || std::getenv("OMP_WAIT_POLICY") != nullptr) return;
-  std::vector<std::string> args = own_arguments();
-  if (args.empty()) return;
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
+  if (argv == nullptr || argv[0] == nullptr) return;
+  // The program's own file, by its real path: executed through the
+  // /proc/self/exe link the process would be named "exe" (ps, pgrep).
+  char file[PATH_MAX + 1];
+  const ssize_t n = readlink("/proc/self/exe", file, PATH_MAX);
+  if (n <= 0) return;
+  file[n] = '\0';
   // Set before the exec, so the new process sees it and does not come here again.
   if (setenv("GOMP_SPINCOUNT", kPoliteSpinCount, /*overwrite=*/1) != 0) return;
-  // /proc/self/exe is this program's file even when argv[0] is a bare name
-  // found on PATH; execv returns only when it fails.
-  execv("/proc/self/exe", argv.data());
+  execv(file, argv);  // returns only when it fails
+  unsetenv("GOMP_SPINCOUNT");
 }
 
 namespace {
@@ -127,22 +104,15 @@ int ThreadsForFreeCores::next(int requested, int current, int free) {
   return current;
 }
 
-void keep_requested_threads(bool keep) {
-  g_keep_requested_threads = keep;
-  if (keep) use_threads(requested_threads());
-}
-
-int share_cores_with_other_processes() {
-  static ThreadsForFreeCores rule;
-  static std::chrono::steady_clock::time_point last_look;
-  if (g_keep_requested_threads) return num_threads();
+int FreeCoreFollower::follow() {
   if (requested_threads() == 1) return 1;
-  const auto now = std::chrono::steady_clock::now();
-  if (now - last_look < std::chrono::duration<double>(kMinLookGapSeconds)) return num_threads();
-  last_look = now;
+  const double now =
+      std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  if (last_look_ >= 0 && now - last_look_ < kMinLookGapSeconds) return num_threads();
+  last_look_ = now;
   const std::optional<FreeCores> look = look_at_free_cores();
   if (!look) return num_threads();
-  use_threads(rule.next(requested_threads(), num_threads(), look->free()));
+  use_threads(rule_.next(requested_threads(), num_threads(), look->free()));
   return num_threads();
 }
 

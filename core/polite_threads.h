@@ -17,16 +17,25 @@
 // A short spin keeps the speed alone (the partner nearly always arrives
 // within a few microseconds) and hands the core over when it does not. The
 // spin count is read once, when libgomp loads, before main() starts, so a
-// program can only choose it by starting again with the variable set. Every
-// program that links the library does so by itself: before main() and before
-// any static object of the program is built, when neither GOMP_SPINCOUNT nor
-// OMP_WAIT_POLICY is set, it sets GOMP_SPINCOUNT to kPoliteSpinCount and
-// re-executes itself (the same process id, arguments and environment, plus
-// that variable). Set either variable to choose otherwise, e.g.
-// GOMP_SPINCOUNT=300000 for libgomp's default, and set one when running under
-// a tool that would not follow the re-execution (valgrind without
-// --trace-children). Where the program cannot be re-executed it runs on with
-// libgomp's default.
+// program can only choose it by starting again with the variable set. Nothing
+// in the library does that by itself; a program asks for it, first thing in
+// main():
+//
+//   int main(int argc, char** argv) {
+//     rg::restart_with_polite_threads(argv);  // returns in the restarted process
+//     ...
+//   }
+//
+// When neither GOMP_SPINCOUNT nor OMP_WAIT_POLICY is set, it sets
+// GOMP_SPINCOUNT to kPoliteSpinCount and re-executes the program (the same
+// file, process id, arguments and environment, plus that variable); the
+// restarted program comes back here, finds the variable set and returns. Set
+// either variable to choose otherwise, e.g. GOMP_SPINCOUNT=300000 for
+// libgomp's default, and set one when running under a tool that would not
+// follow the re-execution (valgrind without --trace-children). Where the
+// program cannot be re-executed it returns and runs on with libgomp's
+// default. Objects built before main() are built twice; the experiment
+// drivers have none.
 #include <optional>
 
 namespace rg {
@@ -35,29 +44,29 @@ namespace rg {
 // against libgomp's default and shorter counts).
 inline constexpr const char* kPoliteSpinCount = "1000";
 
-// What the library does before main() (core/parallel.cpp calls it); returns
-// only in a process that runs on without re-executing.
-void restart_with_polite_threads();
+// Returns only in a process that runs on without re-executing.
+void restart_with_polite_threads(char** argv);
 
 // Short spins bound what a waiting thread wastes; they cannot make a region
 // whose work is split in two halves finish before both halves are done. When
 // another process holds one of two cores, the half on the shared core runs
 // at half speed or less, and a recurrent step of thousands of regions still
 // took 2.5–2.9× its time alone. One thread on the free core takes the
-// 1-thread time, about 1.8× the 2-thread step: what the lost core costs. So between
-// training steps we count the cores other processes leave free and use no
-// more threads than that (at least one, at most set_num_threads's), and go
-// back up when they are free again.
+// 1-thread time, about 1.8× the 2-thread step: what the lost core costs. So a
+// training loop may, between steps, count the cores other processes leave
+// free and use no more threads than that (at least one, at most
+// set_num_threads's), and go back up when they are free again: a
+// FreeCoreFollower does, when a loop asks it to (TrainingOptions::
+// follow_free_cores; the drivers' --follow-free-cores). Nothing follows by
+// default: changing the thread count changes how reductions are split, hence
+// the last bits of a 2-thread run, which then depend on what else the
+// machine runs.
 //
 // The count comes from the kernel: /proc/stat's procs_running (the tasks
 // runnable at this instant, on every core) less this process's own runnable
 // threads (/proc/self/task/*/stat), against the cores this process may run on.
 // One look is a snapshot, so the count changes only when two looks in a row
-// (at least kMinLookGapSeconds apart) agree. Every optimizer's step() looks
-// (optim/optimizer.h), so any training loop shares cores this way. Changing
-// the thread count changes how reductions are split, hence the last bits of a
-// 2-thread run: keep_requested_threads(true) holds set_num_threads's count
-// for runs that must repeat bit for bit (the drivers' --keep-threads).
+// (at least kMinLookGapSeconds apart) agree.
 struct FreeCores {
   int cores = 1;           // cores this process may run on
   int others_running = 0;  // runnable tasks that are not this process's threads
@@ -77,14 +86,18 @@ class ThreadsForFreeCores {
   int pending_ = 0;  // the count the previous look asked for (0: none)
 };
 
-// Between two training steps (Optimizer::step and the bench programs call
-// it): looks at most every kMinLookGapSeconds and sets use_threads() by the
-// rule above. Returns the thread count now in use. Costs ~50 µs per look,
-// nothing when one thread is requested or the count is kept.
+// Between two training steps: follow() looks at most every
+// kMinLookGapSeconds and sets use_threads() by the rule above, returning the
+// thread count now in use. Costs ~50 µs per look, nothing when one thread is
+// requested. The last follower to change the count wins: one per loop.
 inline constexpr double kMinLookGapSeconds = 0.01;
-int share_cores_with_other_processes();
-// Holds (true) or frees (false, the default) the requested thread count;
-// holding it also goes back to that count at once.
-void keep_requested_threads(bool keep);
+class FreeCoreFollower {
+ public:
+  int follow();
+
+ private:
+  ThreadsForFreeCores rule_;
+  double last_look_ = -1.0;  // seconds on the steady clock; < 0: never looked
+};
 
 }  // namespace rg

@@ -72,7 +72,7 @@ struct CursorState {
 };
 
 // What a trainer needs of a source of batches to checkpoint it and resume it
-// exactly (experiments/common/trainer.h): BatchCursor and DataLoader
+// exactly (train/trainer.h): BatchCursor and DataLoader
 // (data/loader.h) are both one. Its next() is its own: what a batch is
 // differs (example indices, labelled tensors).
 class ResumableCursor {

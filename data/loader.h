@@ -13,7 +13,7 @@
 // The order is a seeded shuffle per epoch (data/batching.h's BatchCursor), so
 // the same seed gives the same batches, and state() / restore() resume the
 // order exactly mid-epoch (save the state with optim/save_load.h's training
-// state, or let a Trainer keep the loader: experiments/common/trainer.h).
+// state, or let a Trainer keep the loader: train/trainer.h).
 // With shuffle off the batches follow the rows in order, which is what
 // evaluation wants; for_each_batch does one such pass.
 //

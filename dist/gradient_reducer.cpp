@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <sstream>
@@ -11,13 +10,26 @@
 
 #include "rmsgrad/autograd/tape.h"
 #include "rmsgrad/core/error.h"
+#include "rmsgrad/core/observer.h"
 
 namespace rg::dist {
 
 namespace {
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
+// Tells the observer, if one is installed, when the calls that move the sums begin and end.
+class CommunicationScope {
+ public:
+  CommunicationScope() : observer_(installed_observer()) {
+    if (observer_) observer_->communication_started();
+  }
+  ~CommunicationScope() {
+    if (observer_) observer_->communication_finished();
+  }
+  CommunicationScope(const CommunicationScope&) = delete;
+  CommunicationScope& operator=(const CommunicationScope&) = delete;
+
+ private:
+  Observer* observer_;
+};
 }  // namespace
 
 namespace {
@@ -141,11 +153,9 @@ std::vector<GradientReducer::BucketSummary> GradientReducer::buckets() const {
 }
 
 void GradientReducer::backward(const Var& loss) {
-  timing_ = Timing{};
-  const auto start_time = std::chrono::steady_clock::now();
+  buckets_started_in_backward_ = 0;
   if (!group_.distributed()) {
     tape().backward(loss);
-    timing_.backward_seconds = seconds_since(start_time);
     return;
   }
   for (Bucket& bucket : buckets_) bucket.waiting = bucket.members.size();
@@ -156,33 +166,28 @@ void GradientReducer::backward(const Var& loss) {
   by_node.reserve(parameters_.size());
   for (size_t i = 0; i < parameters_.size(); ++i) by_node.emplace_back(parameters_[i].second.node(), i);
   std::sort(by_node.begin(), by_node.end());
-  double communicating = 0.0;
   const auto ready = [&](Node& leaf) {
     auto it = std::lower_bound(by_node.begin(), by_node.end(), std::pair<Node*, size_t>(&leaf, 0));
     if (it == by_node.end() || it->first != &leaf) return;  // a trainable input that is not a parameter
     if (!rebuilt_) ready_order_.push_back(it->second);
     --buckets_[bucket_of_[it->second]].waiting;
-    const auto start = std::chrono::steady_clock::now();
+    CommunicationScope communicating;
     start_ready_buckets();
-    communicating += seconds_since(start);
   };
   const auto after_node = [&] {
     if (next_to_start_ == 0) return;  // nothing on its way yet
-    const auto start = std::chrono::steady_clock::now();
+    CommunicationScope communicating;
     group_.progress();
-    communicating += seconds_since(start);
   };
   tape().backward(loss, ready, after_node);
-  timing_.buckets_started_in_backward = static_cast<int>(next_to_start_);
-  timing_.communication_in_backward_seconds = communicating;
-  timing_.backward_seconds = seconds_since(start_time);
-
-  const auto wait_start = std::chrono::steady_clock::now();
-  while (next_to_start_ < buckets_.size()) start(buckets_[next_to_start_++]);
-  group_.wait_all();
-  for (Bucket& bucket : buckets_)
-    if (bucket.gathers_rows) add_gathered_rows(bucket);
-  timing_.wait_seconds = seconds_since(wait_start);
+  buckets_started_in_backward_ = static_cast<int>(next_to_start_);
+  {
+    CommunicationScope waiting;
+    while (next_to_start_ < buckets_.size()) start(buckets_[next_to_start_++]);
+    group_.wait_all();
+    for (Bucket& bucket : buckets_)
+      if (bucket.gathers_rows) add_gathered_rows(bucket);
+  }
   if (!rebuilt_) {
     rebuild_buckets();
     rebuilt_ = true;

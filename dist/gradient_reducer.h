@@ -102,17 +102,10 @@ class GradientReducer {
   };
   std::vector<BucketSummary> buckets() const;
 
-  // Where the last backward's time went: the backward pass itself (with the
-  // sums started inside it), the part of it spent starting and moving the
-  // sums (MPI's calls, an embedding's rows packed), and the wait for the sums
-  // after it (with the gathered rows added up).
-  struct Timing {
-    double backward_seconds = 0.0;
-    double communication_in_backward_seconds = 0.0;
-    double wait_seconds = 0.0;
-    int buckets_started_in_backward = 0;
-  };
-  const Timing& last_timing() const { return timing_; }
+  // How many buckets the last backward started before it ended (the rest
+  // start after it). Where its time went is an observer's to measure
+  // (core/observer.h: communication_started / communication_finished).
+  int buckets_started_in_backward() const { return buckets_started_in_backward_; }
 
  private:
   struct Bucket {
@@ -147,7 +140,7 @@ class GradientReducer {
   std::vector<size_t> ready_order_;  // the first step's parameters, as their gradients became final
   std::vector<double> density_;      // the first step's fraction of non-zero rows per parameter (-1: not measured)
   std::vector<bool> gathers_rows_;   // per parameter
-  Timing timing_;
+  int buckets_started_in_backward_ = 0;
 };
 
 }  // namespace rg::dist

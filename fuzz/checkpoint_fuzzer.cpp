@@ -3,7 +3,7 @@
 // --translate), then its tensors restored into a model-shaped target list and
 // its metadata read as the trainer reads its checkpoint.
 #include "rmsgrad/core/checkpoint.h"
-#include "rmsgrad/experiments/common/training_progress.h"
+#include "rmsgrad/train/training_progress.h"
 #include "fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

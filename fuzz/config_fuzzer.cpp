@@ -9,7 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "rmsgrad/experiments/common/run.h"
+#include "rmsgrad/experiments/common/flags.h"
+#include "rmsgrad/train/run.h"
 #include "fuzz/fuzz_input.h"
 
 namespace {
@@ -77,7 +78,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }();
   (void)parsed;
   rg::fuzz::expect_clean([&] {
-    rg::Run run(resume_app, resume_flags.run);
+    rg::Run run(resume_flags.run, rg::run_settings(resume_app));
     run.begin_training(3);
   });
   // Of what Run writes, only train.log would carry over into the next input

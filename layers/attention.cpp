@@ -53,16 +53,12 @@ MLPAttention::MLPAttention(int64_t context_size, int64_t state_size, int64_t hid
         hidden_size);
   // Under weight norm the two terms' weights are reparameterised instead.
   const bool weight_norm = norm.kind == NormKind::WeightNorm;
-  context_to_hidden = register_module(
-      "context_to_hidden",
-      std::make_shared<Linear>(context_size, hidden_size, gen, LinearOptions{.weight_norm = weight_norm, .init = init}));
-  state_to_hidden = register_module(
-      "state_to_hidden", std::make_shared<Linear>(state_size, hidden_size, gen,
+  register_module("context_to_hidden", context_to_hidden, std::make_shared<Linear>(context_size, hidden_size, gen, LinearOptions{.weight_norm = weight_norm, .init = init}));
+  register_module("state_to_hidden", state_to_hidden, std::make_shared<Linear>(state_size, hidden_size, gen,
                                                   LinearOptions{.bias = false, .weight_norm = weight_norm, .init = init}));
-  hidden_to_score = register_module("hidden_to_score",
-                                    std::make_shared<Linear>(hidden_size, 1, gen, LinearOptions{.init = init}));
-  norm_context = register_module("norm_context", make_norm(norm, hidden_size));
-  norm_state = register_module("norm_state", make_norm(norm, hidden_size));
+  register_module("hidden_to_score", hidden_to_score, std::make_shared<Linear>(hidden_size, 1, gen, LinearOptions{.init = init}));
+  register_module("norm_context", norm_context, make_norm(norm, hidden_size));
+  register_module("norm_state", norm_state, make_norm(norm, hidden_size));
 }
 
 Var MLPAttention::precompute(const Var& context) {
@@ -127,13 +123,13 @@ MultiHeadAttention::MultiHeadAttention(int64_t model_size, int64_t heads, Genera
         "MultiHeadAttention: rotary embeddings need an even head size, got {} = {} / {} heads", model_size / heads,
         model_size, heads);
   const LinearOptions linear{.bias = options.bias, .init = options.init};
-  q_proj = register_module("q_proj", std::make_shared<Linear>(model_size, model_size, gen, linear));
-  k_proj = register_module("k_proj", std::make_shared<Linear>(model_size, model_size, gen, linear));
-  v_proj = register_module("v_proj", std::make_shared<Linear>(model_size, model_size, gen, linear));
-  out_proj = register_module("out_proj", std::make_shared<Linear>(model_size, model_size, gen, linear));
+  register_module("q_proj", q_proj, std::make_shared<Linear>(model_size, model_size, gen, linear));
+  register_module("k_proj", k_proj, std::make_shared<Linear>(model_size, model_size, gen, linear));
+  register_module("v_proj", v_proj, std::make_shared<Linear>(model_size, model_size, gen, linear));
+  register_module("out_proj", out_proj, std::make_shared<Linear>(model_size, model_size, gen, linear));
   const float p = options.dropout;
   if (p > 0.0f)
-    dropout = register_module("dropout", noise_gen ? std::make_shared<Dropout>(p, *noise_gen)
+    register_module("dropout", dropout, noise_gen ? std::make_shared<Dropout>(p, *noise_gen)
                                                    : std::make_shared<Dropout>(p, gen.next_u64()));
 }
 

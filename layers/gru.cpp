@@ -60,10 +60,10 @@ GRUCell::GRUCell(int64_t input_size, int64_t hidden_size, const NormOptions& nor
   bias_cand = register_parameter("bias_cand", Tensor::zeros(Shape{h}));
   weight_h_gates = weight("weight_h_gates", recurrent_weight(2 * h, h, init, gen));
   weight_h_cand = weight("weight_h_cand", recurrent_weight(h, h, init, gen));
-  norm_x_gates = register_module("norm_x_gates", make_norm(norm, 2 * h));
-  norm_x_cand = register_module("norm_x_cand", make_norm(norm, h));
-  norm_h_gates = register_module("norm_h_gates", make_norm(norm, 2 * h));
-  norm_h_cand = register_module("norm_h_cand", make_norm(norm, h));
+  register_module("norm_x_gates", norm_x_gates, make_norm(norm, 2 * h));
+  register_module("norm_x_cand", norm_x_cand, make_norm(norm, h));
+  register_module("norm_h_gates", norm_h_gates, make_norm(norm, 2 * h));
+  register_module("norm_h_cand", norm_h_cand, make_norm(norm, h));
 }
 
 GRUCell::InputTerms GRUCell::project_input(const Var& x) {
@@ -90,7 +90,7 @@ Var GRUCell::forward(const Var& x, const Var& h, const Tensor& mask) {
 GRU::GRU(int64_t input_size, int64_t hidden_size, const NormOptions& norm, Generator& gen, bool reverse,
          const GRUInit& init)
     : reverse_(reverse) {
-  cell = register_module("cell", std::make_shared<GRUCell>(input_size, hidden_size, norm, gen, init));
+  register_module("cell", cell, std::make_shared<GRUCell>(input_size, hidden_size, norm, gen, init));
 }
 
 template <class Keep>
@@ -122,8 +122,8 @@ Var GRU::last_state(const Var& x, const Tensor& mask, const Var& h0) {
 }
 
 BiGRU::BiGRU(int64_t input_size, int64_t hidden_size, const NormOptions& norm, Generator& gen, const GRUInit& init) {
-  forward_gru = register_module("forward", std::make_shared<GRU>(input_size, hidden_size, norm, gen, false, init));
-  backward_gru = register_module("backward", std::make_shared<GRU>(input_size, hidden_size, norm, gen, true, init));
+  register_module("forward", forward_gru, std::make_shared<GRU>(input_size, hidden_size, norm, gen, false, init));
+  register_module("backward", backward_gru, std::make_shared<GRU>(input_size, hidden_size, norm, gen, true, init));
 }
 
 Var BiGRU::forward(const Var& x, const Tensor& mask) {
@@ -135,15 +135,15 @@ Var BiGRU::forward(const Var& x, const Tensor& mask) {
 StackedGRU::StackedGRU(int64_t input_size, int64_t hidden_size, const StackedGRUOptions& options, Generator& gen)
     : hidden_size_(hidden_size), bidirectional_(options.bidirectional) {
   check(options.layers >= 1, "StackedGRU: the number of layers must be at least 1, not {}", options.layers);
-  forward_ = register_module("forward", std::make_shared<ModuleList<GRU>>());
-  if (bidirectional_) reverse_ = register_module("reverse", std::make_shared<ModuleList<GRU>>());
+  register_module("forward", forward_, std::make_shared<ModuleList<GRU>>());
+  if (bidirectional_) register_module("reverse", reverse_, std::make_shared<ModuleList<GRU>>());
   for (int64_t l = 0; l < options.layers; ++l) {
     const int64_t in = l == 0 ? input_size : output_size();
     forward_->push_back(std::make_shared<GRU>(in, hidden_size, options.norm, gen, false, options.init));
     if (bidirectional_) reverse_->push_back(std::make_shared<GRU>(in, hidden_size, options.norm, gen, true, options.init));
   }
   if (options.dropout > 0.0f && options.layers > 1)
-    dropout_ = register_module("dropout", std::make_shared<Dropout>(options.dropout, gen.next_u64()));
+    register_module("dropout", dropout_, std::make_shared<Dropout>(options.dropout, gen.next_u64()));
 }
 
 StackedGRU::Output StackedGRU::run(const Var& x, const Tensor& mask, const std::vector<Var>& initial) {
@@ -174,13 +174,12 @@ StackedGRU::Output StackedGRU::run(const Var& x, const Tensor& mask, const std::
 
 ConditionalGRU::ConditionalGRU(int64_t embedding_size, int64_t hidden_size, int64_t context_size,
                                int64_t attention_size, const NormOptions& norm, Generator& gen, const GRUInit& init) {
-  gru1 = register_module("gru1", std::make_shared<GRUCell>(embedding_size, hidden_size, norm, gen, init));
+  register_module("gru1", gru1, std::make_shared<GRUCell>(embedding_size, hidden_size, norm, gen, init));
   WeightInit attention_init;
   attention_init.kind = WeightInitKind::Normal;
   attention_init.stddev = init.stddev;
-  attention = register_module(
-      "attention", std::make_shared<MLPAttention>(context_size, hidden_size, attention_size, norm, gen, attention_init));
-  gru2 = register_module("gru2", std::make_shared<GRUCell>(context_size, hidden_size, norm, gen, init));
+  register_module("attention", attention, std::make_shared<MLPAttention>(context_size, hidden_size, attention_size, norm, gen, attention_init));
+  register_module("gru2", gru2, std::make_shared<GRUCell>(context_size, hidden_size, norm, gen, init));
 }
 
 GRUCell::InputTerms ConditionalGRU::project_targets(const Var& embeddings) { return gru1->project_input(embeddings); }

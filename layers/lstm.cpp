@@ -41,9 +41,9 @@ LSTMCell::LSTMCell(int64_t input_size, int64_t hidden_size, const NormOptions& n
   std::fill_n(b.data() + h, h, init.forget_bias);
   bias = register_parameter("bias", b);
   weight_h = register_parameter("weight_h", gate_blocks(h, h, init.orthogonal_recurrent, gen));
-  norm_x = register_module("norm_x", make_norm(norm, 4 * h));
-  norm_h = register_module("norm_h", make_norm(norm, 4 * h));
-  norm_c = register_module("norm_c", make_norm(norm, h));
+  register_module("norm_x", norm_x, make_norm(norm, 4 * h));
+  register_module("norm_h", norm_h, make_norm(norm, 4 * h));
+  register_module("norm_c", norm_c, make_norm(norm, h));
 }
 
 Var LSTMCell::project_input(const Var& x) {
@@ -81,7 +81,7 @@ LSTMState LSTMCell::zero_state(int64_t batch) const {
 LSTM::LSTM(int64_t input_size, int64_t hidden_size, const NormOptions& norm, Generator& gen, bool reverse,
            const LSTMInit& init)
     : reverse_(reverse) {
-  cell = register_module("cell", std::make_shared<LSTMCell>(input_size, hidden_size, norm, gen, init));
+  register_module("cell", cell, std::make_shared<LSTMCell>(input_size, hidden_size, norm, gen, init));
 }
 
 LSTM::Output LSTM::run(const Var& x, const Tensor& mask, const LSTMState& initial) {
@@ -104,8 +104,8 @@ LSTM::Output LSTM::run(const Var& x, const Tensor& mask, const LSTMState& initia
 
 BiLSTM::BiLSTM(int64_t input_size, int64_t hidden_size, const NormOptions& norm, Generator& gen,
                const LSTMInit& init) {
-  forward_lstm = register_module("forward", std::make_shared<LSTM>(input_size, hidden_size, norm, gen, false, init));
-  backward_lstm = register_module("backward", std::make_shared<LSTM>(input_size, hidden_size, norm, gen, true, init));
+  register_module("forward", forward_lstm, std::make_shared<LSTM>(input_size, hidden_size, norm, gen, false, init));
+  register_module("backward", backward_lstm, std::make_shared<LSTM>(input_size, hidden_size, norm, gen, true, init));
 }
 
 Var BiLSTM::forward(const Var& x, const Tensor& mask) {

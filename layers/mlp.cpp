@@ -16,7 +16,7 @@ MLP::MLP(int64_t in_features, const std::vector<int64_t>& hidden_sizes, int64_t 
   for (int64_t hidden : hidden_sizes) {
     check(hidden > 0, "MLP: hidden size {} is not positive", hidden);
     add(std::make_shared<Linear>(width, hidden, gen, options.linear));
-    if (options.norm.kind != NormKind::None) add(make_norm(options.norm, hidden));
+    if (options.norm.normalizes()) add(make_norm(options.norm, hidden));
     add(std::make_shared<ActivationLayer>(options.activation));
     // Each dropout owns a generator seeded from `gen`, so masks do not depend
     // on who else draws from it later.

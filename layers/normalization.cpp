@@ -146,6 +146,11 @@ std::shared_ptr<Norm> make_plain_norm(const NormOptions& o, int64_t features, No
 }  // namespace
 
 std::shared_ptr<Norm> make_norm(const NormOptions& o, int64_t features, NormLayout layout) {
+  if (o.factory) {
+    std::shared_ptr<Norm> own = o.factory(features, layout);
+    check(own != nullptr, "make_norm: the norm factory returned nothing for {} features", features);
+    return own;
+  }
   check(features > 0, "make_norm: {} needs a positive size, got {}", norm_name(o.kind), features);
   check(std::isfinite(o.preact_shift), "make_norm: the pre-activation shift must be finite, got {}", o.preact_shift);
   std::shared_ptr<Norm> norm = make_plain_norm(o, features, layout);

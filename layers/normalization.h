@@ -24,6 +24,7 @@
 // never let k drop below 1. With n = 1024 and p = 6.25% that is k = 64.
 // Gains start at 1, biases at 0.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -44,6 +45,8 @@ enum class NormImpl { Fused, Composed };
 NormImpl parse_norm_impl(std::string_view name);  // "fused" or "composed"; throws otherwise
 std::string norm_impl_name(NormImpl impl);
 
+class Norm;
+
 struct NormOptions {
   NormKind kind = NormKind::None;
   float p = 0.0625f;        // pRMSNorm's fraction of units
@@ -53,6 +56,14 @@ struct NormOptions {
   float momentum = 0.1f;    // BatchNorm's running statistics
   NormImpl impl = NormImpl::Fused;  // one fused kernel, or composed from ops
   float preact_shift = 0.0f;        // a learnable input offset starting here (0: none); see Norm
+  // A norm of one's own: when set, make_norm returns factory(features,
+  // layout) instead of a norm of `kind` (the rest of these options are the
+  // factory's to read or not), so every provided model builds it in place of
+  // the paper's norms:
+  //   LlamaOptions options{.norm = {.factory = [](int64_t n, NormLayout) { return std::make_shared<MyNorm>(n); }}};
+  std::function<std::shared_ptr<Norm>(int64_t features, NormLayout layout)> factory = {};
+
+  bool normalizes() const { return factory != nullptr || kind != NormKind::None; }
 };
 
 // pRMSNorm's partial size for a row of n units.

@@ -8,8 +8,8 @@ Sequential::Sequential(std::initializer_list<std::shared_ptr<Layer>> layers) {
 
 void Sequential::append(std::shared_ptr<Layer> layer) {
   check(layer != nullptr, "Sequential: layer {} is null", layers_.size());
-  register_module(std::to_string(layers_.size()), layer);
-  layers_.push_back(std::move(layer));
+  layers_.emplace_back();
+  register_module(std::to_string(layers_.size() - 1), layers_.back(), std::move(layer));
 }
 
 Var Sequential::forward(const Var& x) {

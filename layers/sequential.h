@@ -22,6 +22,7 @@
 //   net->add(std::make_shared<Linear>(256, 10));
 //   Var logits = net->forward(images);      // images [B, 784] → [B, 10]
 #include <cstddef>
+#include <deque>
 #include <functional>
 #include <initializer_list>
 #include <memory>
@@ -55,7 +56,7 @@ class Sequential : public Layer {
 
  private:
   void append(std::shared_ptr<Layer> layer);
-  std::vector<std::shared_ptr<Layer>> layers_;
+  std::deque<std::shared_ptr<Layer>> layers_;  // a deque: its elements never move, so the registry can hold them
 };
 
 template <class M = Module>
@@ -65,8 +66,9 @@ class ModuleList : public Module {
   template <class T>
   std::shared_ptr<T> push_back(std::shared_ptr<T> module) {
     static_assert(std::is_base_of_v<M, T>, "ModuleList<M>: the module must derive from M");
-    register_module(std::to_string(items_.size()), module);
-    items_.push_back(module);
+    check(module != nullptr, "ModuleList: module {} is null", items_.size());
+    items_.emplace_back();
+    register_module(std::to_string(items_.size() - 1), items_.back(), module);
     return module;
   }
 
@@ -80,7 +82,7 @@ class ModuleList : public Module {
   auto end() const { return items_.end(); }
 
  private:
-  std::vector<std::shared_ptr<M>> items_;
+  std::deque<std::shared_ptr<M>> items_;  // a deque: its elements never move, so the registry can hold them
 };
 
 class Lambda : public Layer {

@@ -84,17 +84,14 @@ TransformerEncoderLayer::TransformerEncoderLayer(const TransformerLayerOptions& 
     : options_(options) {
   check_options(options, "TransformerEncoderLayer");
   const LinearOptions linear{.bias = options.bias, .init = options.init};
-  self_attn = register_module("self_attn", make_attention(options, init_gen, noise_gen, true));
-  linear1 = register_module("linear1",
-                            std::make_shared<Linear>(options.model_size, options.ffn_size, init_gen, linear));
-  linear2 = register_module("linear2",
-                            std::make_shared<Linear>(options.ffn_size, options.model_size, init_gen, linear));
+  register_module("self_attn", self_attn, make_attention(options, init_gen, noise_gen, true));
+  register_module("linear1", linear1, std::make_shared<Linear>(options.model_size, options.ffn_size, init_gen, linear));
+  register_module("linear2", linear2, std::make_shared<Linear>(options.ffn_size, options.model_size, init_gen, linear));
   if (options.feed_forward == FeedForwardKind::SwiGLU)
-    linear3 = register_module("linear3",
-                              std::make_shared<Linear>(options.model_size, options.ffn_size, init_gen, linear));
-  norm1 = register_module("norm1", make_norm(options.norm, options.model_size));
-  norm2 = register_module("norm2", make_norm(options.norm, options.model_size));
-  dropout = register_module("dropout", std::make_shared<Dropout>(options.dropout, noise_gen));
+    register_module("linear3", linear3, std::make_shared<Linear>(options.model_size, options.ffn_size, init_gen, linear));
+  register_module("norm1", norm1, make_norm(options.norm, options.model_size));
+  register_module("norm2", norm2, make_norm(options.norm, options.model_size));
+  register_module("dropout", dropout, std::make_shared<Dropout>(options.dropout, noise_gen));
 }
 
 Var TransformerEncoderLayer::forward(const Var& x, const Tensor& key_mask) {
@@ -144,19 +141,16 @@ TransformerDecoderLayer::TransformerDecoderLayer(const TransformerLayerOptions& 
     : options_(options) {
   check_options(options, "TransformerDecoderLayer");
   const LinearOptions linear{.bias = options.bias, .init = options.init};
-  self_attn = register_module("self_attn", make_attention(options, init_gen, noise_gen, true));
-  cross_attn = register_module("cross_attn", make_attention(options, init_gen, noise_gen, false));
-  linear1 = register_module("linear1",
-                            std::make_shared<Linear>(options.model_size, options.ffn_size, init_gen, linear));
-  linear2 = register_module("linear2",
-                            std::make_shared<Linear>(options.ffn_size, options.model_size, init_gen, linear));
+  register_module("self_attn", self_attn, make_attention(options, init_gen, noise_gen, true));
+  register_module("cross_attn", cross_attn, make_attention(options, init_gen, noise_gen, false));
+  register_module("linear1", linear1, std::make_shared<Linear>(options.model_size, options.ffn_size, init_gen, linear));
+  register_module("linear2", linear2, std::make_shared<Linear>(options.ffn_size, options.model_size, init_gen, linear));
   if (options.feed_forward == FeedForwardKind::SwiGLU)
-    linear3 = register_module("linear3",
-                              std::make_shared<Linear>(options.model_size, options.ffn_size, init_gen, linear));
-  norm1 = register_module("norm1", make_norm(options.norm, options.model_size));
-  norm2 = register_module("norm2", make_norm(options.norm, options.model_size));
-  norm3 = register_module("norm3", make_norm(options.norm, options.model_size));
-  dropout = register_module("dropout", std::make_shared<Dropout>(options.dropout, noise_gen));
+    register_module("linear3", linear3, std::make_shared<Linear>(options.model_size, options.ffn_size, init_gen, linear));
+  register_module("norm1", norm1, make_norm(options.norm, options.model_size));
+  register_module("norm2", norm2, make_norm(options.norm, options.model_size));
+  register_module("norm3", norm3, make_norm(options.norm, options.model_size));
+  register_module("dropout", dropout, std::make_shared<Dropout>(options.dropout, noise_gen));
 }
 
 template <typename SelfAttention>

@@ -31,35 +31,30 @@ AttentiveReader::AttentiveReader(const AttentiveReaderOptions& options, Generato
   options_.attention = attention_size;
   options_.joint = joint_size;
 
-  words = register_module("words", std::make_shared<Embedding>(o.vocab_size, o.embed_dim, gen, o.embed_stddev));
+  register_module("words", words, std::make_shared<Embedding>(o.vocab_size, o.embed_dim, gen, o.embed_stddev));
   if (o.cell == ReaderCell::LSTM) {
-    document_lstm = register_module("document", std::make_shared<BiLSTM>(o.embed_dim, o.hidden, o.norm, gen));
-    query_forward_lstm =
-        register_module("query_forward", std::make_shared<LSTM>(o.embed_dim, o.hidden, o.norm, gen, false));
-    query_backward_lstm =
-        register_module("query_backward", std::make_shared<LSTM>(o.embed_dim, o.hidden, o.norm, gen, true));
+    register_module("document", document_lstm, std::make_shared<BiLSTM>(o.embed_dim, o.hidden, o.norm, gen));
+    register_module("query_forward", query_forward_lstm, std::make_shared<LSTM>(o.embed_dim, o.hidden, o.norm, gen, false));
+    register_module("query_backward", query_backward_lstm, std::make_shared<LSTM>(o.embed_dim, o.hidden, o.norm, gen, true));
   } else {
     GRUInit init;
     init.stddev = o.embed_stddev;
-    document_gru = register_module("document", std::make_shared<BiGRU>(o.embed_dim, o.hidden, o.norm, gen, init));
-    query_forward_gru =
-        register_module("query_forward", std::make_shared<GRU>(o.embed_dim, o.hidden, o.norm, gen, false, init));
-    query_backward_gru =
-        register_module("query_backward", std::make_shared<GRU>(o.embed_dim, o.hidden, o.norm, gen, true, init));
+    register_module("document", document_gru, std::make_shared<BiGRU>(o.embed_dim, o.hidden, o.norm, gen, init));
+    register_module("query_forward", query_forward_gru, std::make_shared<GRU>(o.embed_dim, o.hidden, o.norm, gen, false, init));
+    register_module("query_backward", query_backward_gru, std::make_shared<GRU>(o.embed_dim, o.hidden, o.norm, gen, true, init));
   }
   // "Norm only inside the LSTM" (../shared/PAPER.md): the attention's terms
   // stay unnormalized.
   if (o.attention_kind == ReaderAttention::MLP) {
-    attention =
-        register_module("attention", std::make_shared<MLPAttention>(both, both, attention_size, NormOptions{}, gen));
+    register_module("attention", attention, std::make_shared<MLPAttention>(both, both, attention_size, NormOptions{}, gen));
   } else {
     LinearOptions no_bias;
     no_bias.bias = false;
-    bilinear = register_module("bilinear", std::make_shared<Linear>(both, both, gen, no_bias));
+    register_module("bilinear", bilinear, std::make_shared<Linear>(both, both, gen, no_bias));
   }
-  joint = register_module("joint", std::make_shared<Linear>(2 * both, joint_size, gen));
+  register_module("joint", joint, std::make_shared<Linear>(2 * both, joint_size, gen));
   output_words = register_parameter("output_words", init_normal(Shape{o.vocab_size, joint_size}, o.embed_stddev, gen));
-  dropout = register_module("dropout", std::make_shared<Dropout>(o.dropout, noise_gen));
+  register_module("dropout", dropout, std::make_shared<Dropout>(o.dropout, noise_gen));
 }
 
 // s(t) = softmax_t(y_d(t) · W_s u) over the real tokens, r = Σ_t s(t) y_d(t)

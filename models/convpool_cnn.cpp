@@ -35,7 +35,7 @@ ConvPoolCnnC::ConvPoolCnnC(const ConvPoolCnnOptions& options, Generator& init_ge
   const bool weight_norm = norm.kind == NormKind::WeightNorm;
   const bool layer_bias = !norm_has_bias(norm.kind);
 
-  noise_ = register_module("noise", std::make_shared<GaussianNoise>(options.input_noise, noise_gen));
+  register_module("noise", noise_, std::make_shared<GaussianNoise>(options.input_noise, noise_gen));
   const int64_t c1 = scaled(96, options.width), c2 = scaled(192, options.width);
   struct Spec {
     int64_t in, out, kernel, padding;
@@ -52,29 +52,28 @@ ConvPoolCnnC::ConvPoolCnnC(const ConvPoolCnnOptions& options, Generator& init_ge
     // init set the scale; the others start from Glorot's uniform.
     conv_options.init = weight_norm ? WeightInit{WeightInitKind::Normal, 0.05f} : WeightInit{};
     const std::string n = std::to_string(i + 1);
-    ConvBlock b;
-    b.conv = register_module("conv" + n, std::make_shared<Conv2d>(s.in, s.out, s.kernel, init_gen, conv_options));
-    b.norm = register_module("norm" + n, make_norm(norm, s.out, NormLayout::Channels));
+    ConvBlock& b = blocks_.emplace_back();
+    register_module("conv" + n, b.conv, std::make_shared<Conv2d>(s.in, s.out, s.kernel, init_gen, conv_options));
+    register_module("norm" + n, b.norm, make_norm(norm, s.out, NormLayout::Channels));
     b.in = s.in;
     b.out = s.out;
     b.kernel = s.kernel;
     b.padding = s.padding;
-    blocks_.push_back(b);
   }
-  pool_ = register_module("pool", std::make_shared<MaxPool2d>(2, 2));
-  dropout_ = register_module("dropout", std::make_shared<Dropout>(options.dropout, noise_gen));
-  global_pool_ = register_module("global_pool", std::make_shared<GlobalAvgPool>());
+  register_module("pool", pool_, std::make_shared<MaxPool2d>(2, 2));
+  register_module("dropout", dropout_, std::make_shared<Dropout>(options.dropout, noise_gen));
+  register_module("global_pool", global_pool_, std::make_shared<GlobalAvgPool>());
   LinearOptions dense_options;
   dense_options.bias = layer_bias;
   dense_options.weight_norm = weight_norm;
   dense_options.init = weight_norm ? WeightInit{WeightInitKind::Normal, 0.05f} : WeightInit{};
-  dense_ = register_module("dense", std::make_shared<Linear>(c2, options.classes, init_gen, dense_options));
+  register_module("dense", dense_, std::make_shared<Linear>(c2, options.classes, init_gen, dense_options));
   // pRMSNorm's partial RMS over 12.5% of 10 logits would be the magnitude of
   // logit 0 alone, and 1/|x_0| is unbounded (at the start the loss is ~15 and
   // training stalls); the output layer takes the RMS over all its units.
   NormOptions dense_norm = norm;
   if (dense_norm.kind == NormKind::PRMSNorm && partial_units(options.classes, norm.p) < 4) dense_norm.p = 1.0f;
-  dense_norm_ = register_module("dense_norm", make_norm(dense_norm, options.classes));
+  register_module("dense_norm", dense_norm_, make_norm(dense_norm, options.classes));
 }
 
 Var ConvPoolCnnC::block(const ConvBlock& b, const Var& x) {

@@ -27,6 +27,7 @@
 // `width` scales every channel count (96, 192) so a CPU run can use fewer
 // channels: width 0.25 gives 24 and 48.
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -78,7 +79,7 @@ class ConvPoolCnnC : public Module {
 
   ConvPoolCnnOptions options_;
   std::shared_ptr<GaussianNoise> noise_;
-  std::vector<ConvBlock> blocks_;  // 9 convolutions, in order
+  std::deque<ConvBlock> blocks_;  // 9 convolutions, in order (a deque: the registry holds their members)
   std::shared_ptr<MaxPool2d> pool_;
   std::shared_ptr<Dropout> dropout_;
   std::shared_ptr<GlobalAvgPool> global_pool_;

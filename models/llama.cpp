@@ -40,14 +40,13 @@ Llama::Llama(const LlamaOptions& options, Generator& init_gen) : options_(option
   const int64_t d = options.model_size;
   // The blocks check d, h, the FFN size, the norm and the rotary base.
   const TransformerLayerOptions block = block_options(options);
-  embed_tokens = register_module("embed_tokens",
-                                 std::make_shared<Embedding>(options.vocab, d, init_gen, options.init_stddev));
-  layers = register_module("layers", std::make_shared<ModuleList<TransformerEncoderLayer>>());
+  register_module("embed_tokens", embed_tokens, std::make_shared<Embedding>(options.vocab, d, init_gen, options.init_stddev));
+  register_module("layers", layers, std::make_shared<ModuleList<TransformerEncoderLayer>>());
   for (int64_t i = 0; i < options.layers; ++i)
     layers->push_back(std::make_shared<TransformerEncoderLayer>(block, init_gen, noise_));
-  norm = register_module("norm", make_norm(options.norm, d));
+  register_module("norm", norm, make_norm(options.norm, d));
   if (!options.tie_embeddings)
-    lm_head = register_module("lm_head", std::make_shared<Linear>(d, options.vocab, init_gen,
+    register_module("lm_head", lm_head, std::make_shared<Linear>(d, options.vocab, init_gen,
                                                                   LinearOptions{.bias = false, .init = block.init}));
 }
 

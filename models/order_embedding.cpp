@@ -66,13 +66,11 @@ Var contrastive_loss_part(const Var& rows, const Var& columns, int64_t first, fl
 OrderEmbeddingModel::OrderEmbeddingModel(const OrderEmbeddingOptions& options, Generator& gen) : options_(options) {
   check(options.vocab_size > 0, "OrderEmbeddingModel: vocab_size must be positive, got {}", options.vocab_size);
   if (options_.margin == 0.0f) options_.margin = options.similarity == SimilarityKind::Order ? 0.05f : 0.2f;
-  words = register_module("words",
-                          std::make_shared<Embedding>(options.vocab_size, options.word_dim, gen, options.init_stddev));
+  register_module("words", words, std::make_shared<Embedding>(options.vocab_size, options.word_dim, gen, options.init_stddev));
   GRUInit gru_init;
   gru_init.stddev = options.init_stddev;
-  gru = register_module("gru",
-                        std::make_shared<GRU>(options.word_dim, options.embed_dim, options.norm, gen, false, gru_init));
-  image_encoder = register_module("image_encoder", std::make_shared<Linear>(options.image_dim, options.embed_dim, gen));
+  register_module("gru", gru, std::make_shared<GRU>(options.word_dim, options.embed_dim, options.norm, gen, false, gru_init));
+  register_module("image_encoder", image_encoder, std::make_shared<Linear>(options.image_dim, options.embed_dim, gen));
 }
 
 Var OrderEmbeddingModel::to_joint_space(const Var& x) const {

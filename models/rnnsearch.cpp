@@ -36,23 +36,23 @@ RNNSearch::RNNSearch(const RNNSearchOptions& options, Generator& gen, Generator&
   dense.init.stddev = o.init_stddev;
   dense.weight_norm = o.norm.kind == NormKind::WeightNorm;
 
-  source_words = register_module("source_words", std::make_shared<Embedding>(o.source_vocab, o.embed, gen, o.init_stddev));
-  target_words = register_module("target_words", std::make_shared<Embedding>(o.target_vocab, o.embed, gen, o.init_stddev));
-  encoder = register_module("encoder", std::make_shared<BiGRU>(o.embed, o.hidden, o.norm, gen, gru_init));
-  init_state = register_module("init_state", std::make_shared<Linear>(context, o.hidden, gen, dense));
-  norm_init = register_module("norm_init", make_norm(o.norm, o.hidden));
-  decoder = register_module("decoder", std::make_shared<ConditionalGRU>(o.embed, o.hidden, context, o.attention,
+  register_module("source_words", source_words, std::make_shared<Embedding>(o.source_vocab, o.embed, gen, o.init_stddev));
+  register_module("target_words", target_words, std::make_shared<Embedding>(o.target_vocab, o.embed, gen, o.init_stddev));
+  register_module("encoder", encoder, std::make_shared<BiGRU>(o.embed, o.hidden, o.norm, gen, gru_init));
+  register_module("init_state", init_state, std::make_shared<Linear>(context, o.hidden, gen, dense));
+  register_module("norm_init", norm_init, make_norm(o.norm, o.hidden));
+  register_module("decoder", decoder, std::make_shared<ConditionalGRU>(o.embed, o.hidden, context, o.attention,
                                                                           o.norm, gen, gru_init));
-  output_state = register_module("output_state", std::make_shared<Linear>(o.hidden, o.embed, gen, dense));
-  output_previous = register_module("output_previous", std::make_shared<Linear>(o.embed, o.embed, gen, dense));
-  output_context = register_module("output_context", std::make_shared<Linear>(context, o.embed, gen, dense));
-  norm_output_state = register_module("norm_output_state", make_norm(o.norm, o.embed));
-  norm_output_previous = register_module("norm_output_previous", make_norm(o.norm, o.embed));
-  norm_output_context = register_module("norm_output_context", make_norm(o.norm, o.embed));
+  register_module("output_state", output_state, std::make_shared<Linear>(o.hidden, o.embed, gen, dense));
+  register_module("output_previous", output_previous, std::make_shared<Linear>(o.embed, o.embed, gen, dense));
+  register_module("output_context", output_context, std::make_shared<Linear>(context, o.embed, gen, dense));
+  register_module("norm_output_state", norm_output_state, make_norm(o.norm, o.embed));
+  register_module("norm_output_previous", norm_output_previous, make_norm(o.norm, o.embed));
+  register_module("norm_output_context", norm_output_context, make_norm(o.norm, o.embed));
   LinearOptions logits_options = dense;
   logits_options.weight_norm = false;  // the logits are never normalized
-  output_words = register_module("output_words", std::make_shared<Linear>(o.embed, o.target_vocab, gen, logits_options));
-  dropout = register_module("dropout", std::make_shared<Dropout>(o.dropout, noise_gen));
+  register_module("output_words", output_words, std::make_shared<Linear>(o.embed, o.target_vocab, gen, logits_options));
+  register_module("dropout", dropout, std::make_shared<Dropout>(o.dropout, noise_gen));
 }
 
 SourceEncoding RNNSearch::encode(const Indices& source, const Tensor& source_mask) {

@@ -57,23 +57,21 @@ Transformer::Transformer(const TransformerOptions& options, Generator& init_gen,
         "Transformer: shared embeddings need one vocabulary, got {} source and {} target words", options.source_vocab,
         options.target_vocab);
   const float embed_stddev = 1.0f / std::sqrt(static_cast<float>(d));
-  target_words = register_module("target_words",
-                                 std::make_shared<Embedding>(options.target_vocab, d, init_gen, embed_stddev));
-  source_words = options.share_embeddings
-                     ? target_words  // one table: registered once, so it is one parameter
-                     : register_module("source_words",
-                                       std::make_shared<Embedding>(options.source_vocab, d, init_gen, embed_stddev));
-  encoder = register_module("encoder", std::make_shared<ModuleList<TransformerEncoderLayer>>());
+  register_module("target_words", target_words, std::make_shared<Embedding>(options.target_vocab, d, init_gen, embed_stddev));
+  if (options.share_embeddings)
+    source_words = target_words;  // one table: registered once, so it is one parameter
+  else
+    register_module("source_words", source_words,
+                    std::make_shared<Embedding>(options.source_vocab, d, init_gen, embed_stddev));
+  register_module("encoder", encoder, std::make_shared<ModuleList<TransformerEncoderLayer>>());
   for (int64_t i = 0; i < options.encoder_layers; ++i)
     encoder->push_back(std::make_shared<TransformerEncoderLayer>(options.layer, init_gen, noise_gen));
-  decoder = register_module("decoder", std::make_shared<ModuleList<TransformerDecoderLayer>>());
+  register_module("decoder", decoder, std::make_shared<ModuleList<TransformerDecoderLayer>>());
   for (int64_t i = 0; i < options.decoder_layers; ++i)
     decoder->push_back(std::make_shared<TransformerDecoderLayer>(options.layer, init_gen, noise_gen));
-  encoder_norm = final_norm(options.layer);
-  decoder_norm = final_norm(options.layer);
-  if (encoder_norm) register_module("encoder_norm", encoder_norm);
-  if (decoder_norm) register_module("decoder_norm", decoder_norm);
-  dropout = register_module("dropout", std::make_shared<Dropout>(options.layer.dropout, noise_gen));
+  if (std::shared_ptr<Norm> norm = final_norm(options.layer)) register_module("encoder_norm", encoder_norm, norm);
+  if (std::shared_ptr<Norm> norm = final_norm(options.layer)) register_module("decoder_norm", decoder_norm, norm);
+  register_module("dropout", dropout, std::make_shared<Dropout>(options.layer.dropout, noise_gen));
 }
 
 Var Transformer::add_positions(const Var& x, int64_t first_position) {

@@ -5,7 +5,6 @@
 
 #include "rmsgrad/autograd/tape.h"
 #include "rmsgrad/core/error.h"
-#include "rmsgrad/core/polite_threads.h"
 
 namespace rg {
 
@@ -101,8 +100,6 @@ void Optimizer::step(float gradient_scale) {
     }
   }
   step_count_.data()[0] = static_cast<float>(steps + 1);
-  // Between two steps: as many threads as other processes leave cores free.
-  share_cores_with_other_processes();
 }
 
 void Optimizer::zero_grad() {

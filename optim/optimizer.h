@@ -10,9 +10,7 @@
 //
 // step() updates every parameter that has a gradient; a parameter without one
 // (no backward ever reached it) is skipped and its state is left untouched,
-// as torch.optim skips parameters whose .grad is None. It then uses no more
-// threads than other processes leave cores free (core/polite_threads.h's
-// share_cores_with_other_processes), so any training loop shares the machine.
+// as torch.optim skips parameters whose .grad is None.
 // The optimizer marks its parameters, so that backward can name a trainable
 // leaf that no optimizer updates (autograd/tape.h).
 //

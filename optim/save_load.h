@@ -30,7 +30,7 @@
 //
 // This is the one format of a checkpoint of training: the experiment
 // drivers' checkpoint.safetensors and best.safetensors are training states
-// (their trainer's progress is metadata, experiments/common/trainer.h), and
+// (their trainer's progress is metadata, train/trainer.h), and
 // rg::load(model, path) reads the model out of any of them.
 #include <map>
 #include <utility>

@@ -2,7 +2,7 @@
 """The folder layout is the architecture: a library folder includes only its own headers and those of
 the folders before it,
 
-    core  →  data, autograd  →  layers  →  optim  →  dist  →  models  →  experiments
+    core  →  data, autograd  →  layers  →  optim  →  dist  →  models  →  train  →  experiments
 
 (data and autograd are side by side: neither includes the other). This prints every #include
 "rmsgrad/<folder>/..." that points the other way, one line each (file:line: what), and exits 1 when
@@ -15,7 +15,7 @@ import re
 import sys
 
 LEVELS = {"core": 0, "data": 1, "autograd": 1, "layers": 2, "optim": 3, "dist": 4, "models": 5,
-          "experiments": 6}
+          "train": 6, "experiments": 7}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"rmsgrad/([a-z_]+)/')
 
 
@@ -36,7 +36,7 @@ def main():
                                  "library folder")
                 elif LEVELS[target] >= level:
                     wrong.append(f"{path.relative_to(root)}:{number}: {folder}/ includes {target}/, against "
-                                 "core → data, autograd → layers → optim → dist → models → experiments")
+                                 "core → data, autograd → layers → optim → dist → models → train → experiments")
     for line in wrong:
         print(line)
     if wrong:

@@ -22,7 +22,7 @@ range must hold the whole definition (to its `;` or closing brace) and may begin
 with blank, comment or template<...> lines, so a definition that moved either way is caught.
 Quoted text needs only to lie inside its range. Besides references:
 
-  - every other code span that is a path (`core/tensor.h`, `experiments/common/trainer.*`,
+  - every other code span that is a path (`core/tensor.h`, `train/trainer.*`,
     `../shared/PAPER.md`, `autograd/`) must exist (a glob may match); `build/...` is skipped,
     and so is `../shared/...` when there is no ../shared beside ROOT (a fresh clone), with a note;
   - a code span that is a qualified name (`Tape::backward`, `NormOptions::impl`) must be
@@ -310,7 +310,7 @@ class Source:
 # ---------------------------------------------------------------- markdown
 
 def looks_like_path(root, span):
-    """`core/tensor.h`, `experiments/common/trainer.*`, `autograd/`: yes. `q/m`, `build/bin/x`: no."""
+    """`core/tensor.h`, `train/trainer.*`, `autograd/`: yes. `q/m`, `build/bin/x`: no."""
     if " " in span or not PATHLIKE.match(span) or span.startswith("build/"):
         return False
     last = span.rstrip("/").split("/")[-1]

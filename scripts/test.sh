@@ -99,7 +99,7 @@ programs=$(cd "$readme" && ls *.cpp 2>/dev/null | sed 's/\.cpp$//')
   echo 'cmake_minimum_required(VERSION 3.25)'
   echo 'project(readme_programs LANGUAGES CXX)'
   echo 'find_package(rmsgrad REQUIRED)'
-  for p in $programs; do echo "add_executable($p $p.cpp)"; echo "target_link_libraries($p PRIVATE rmsgrad::training)"; done
+  for p in $programs; do echo "add_executable($p $p.cpp)"; echo "target_link_libraries($p PRIVATE rmsgrad::rmsgrad)"; done
 } > "$readme/CMakeLists.txt"
 cmake -S "$readme" -B "$readme/build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$PWD/build/install-moved" >/dev/null
 cmake --build "$readme/build" -j"$(nproc)" >/dev/null

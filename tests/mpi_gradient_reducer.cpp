@@ -111,14 +111,14 @@ TEST_CASE("the reducer sums every gradient over the processes, unused parameters
     if (step == 0) {
       // Buckets start in order and the first holds "unused", which backward
       // never reports: every sum starts after backward.
-      CHECK(reducer.last_timing().buckets_started_in_backward == 0);
+      CHECK(reducer.buckets_started_in_backward() == 0);
       // Rebuilt in the order rank 0's gradients became final (c, whose ops
       // were recorded last, then e, b, a), the never-ready "unused" last.
       CHECK(names(reducer) == std::vector<std::vector<std::string>>{{"c"}, {"e", "b"}, {"a"}, {"unused"}});
     } else {
       // Rank 0 now starts all but the last inside backward; rank 1, which
       // never uses c, still waits for the first bucket until backward ends.
-      CHECK(reducer.last_timing().buckets_started_in_backward == (r == 0 ? 3 : 0));
+      CHECK(reducer.buckets_started_in_backward() == (r == 0 ? 3 : 0));
     }
   }
 }
@@ -145,7 +145,7 @@ TEST_CASE("when every parameter is used, each bucket's sum starts inside backwar
   Var loss = sum(p[0] * p[0]);
   for (size_t i = 1; i < 5; ++i) loss = loss + sum(p[i] * p[i]);
   reducer.backward(loss);
-  CHECK(reducer.last_timing().buckets_started_in_backward == 4);
+  CHECK(reducer.buckets_started_in_backward() == 4);
   for (size_t i = 0; i < 5; ++i) {
     const Tensor& x = p[i].value();
     for (int64_t j = 0; j < x.numel(); ++j) REQUIRE(p[i].grad().data()[j] == doctest::Approx(4.0f * x.data()[j]));

@@ -20,7 +20,7 @@
 
 #include "archive_maker.h"
 #include "bad_input_catalog.h"
-#include "rmsgrad/experiments/common/run.h"
+#include "rmsgrad/train/run.h"
 #include "test_util.h"
 
 using rg::test::BadInput;

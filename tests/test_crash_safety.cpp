@@ -16,8 +16,9 @@
 
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/core/checkpoint.h"
-#include "rmsgrad/experiments/common/run.h"
-#include "rmsgrad/experiments/common/training_progress.h"
+#include "rmsgrad/experiments/common/flags.h"
+#include "rmsgrad/train/run.h"
+#include "rmsgrad/train/training_progress.h"
 #include "test_util.h"
 
 using namespace rg;
@@ -70,7 +71,7 @@ TEST_CASE("run: a start that fails before training leaves the earlier run's file
     std::streambuf* old = std::cout.rdbuf(nullptr);  // the header goes to stdout
     CHECK_THROWS_AS(
         {
-          Run run(flags.app, flags.run);
+          Run run(flags.run, run_settings(flags.app));
           run.note("loading the data");
           throw Error("the data is bad");  // as a reader would, before begin_training
         },
@@ -85,7 +86,7 @@ TEST_CASE("run: training writes the header lines kept since the start, then the 
   Flags flags({"--out", (tmp.path / "run").string()});
   std::streambuf* old = std::cout.rdbuf(nullptr);
   {
-    Run run(flags.app, flags.run);
+    Run run(flags.run, run_settings(flags.app));
     run.note("before training");
     CHECK(!fs::exists(tmp.path / "run" / "train.log"));
     run.begin_training(0);

@@ -23,7 +23,7 @@
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/experiments/cifar10/cifar_data.h"
 #include "rmsgrad/core/checkpoint.h"
-#include "rmsgrad/experiments/common/training_progress.h"
+#include "rmsgrad/train/training_progress.h"
 #include "rmsgrad/experiments/translation/subword.h"
 #include "test_util.h"
 

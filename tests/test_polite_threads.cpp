@@ -1,7 +1,7 @@
-// core/polite_threads.h: every program that links the library starts with
-// libgomp spinning briefly, unless the user has chosen how OpenMP threads
-// wait; between steps it uses no more threads than other processes leave
-// cores free.
+// core/polite_threads.h: a program that asks for it restarts with libgomp
+// spinning briefly, unless the user has chosen how OpenMP threads wait; one
+// that does not ask runs as it started. Between steps a FreeCoreFollower uses
+// no more threads than other processes leave cores free.
 #include <doctest/doctest.h>
 
 #include <signal.h>
@@ -37,22 +37,29 @@ std::string probe(const std::string& environment, const std::string& args, std::
 
 }  // namespace
 
-TEST_CASE("a program that only links the library starts with libgomp spinning briefly, arguments intact") {
+TEST_CASE("a program that only links the library runs as it started: no restart, libgomp's own spin") {
   std::string output;
-  CHECK(probe("", "first 'two words' --third=3 ''", output) == rg::kPoliteSpinCount);
-  CHECK(output.find("arg first\narg two words\narg --third=3\narg \n") != std::string::npos);
-  // The restart comes before the program's own static objects: they are
-  // built once, in the process that runs main().
+  CHECK(probe("", "first", output) != rg::kPoliteSpinCount);
+  CHECK(output.find("static object built with GOMP_SPINCOUNT=(unset)\n") != std::string::npos);
+  CHECK(output.find("static object built") == output.rfind("static object built"));  // one process, one build
+}
+
+TEST_CASE("restart_with_polite_threads: libgomp spins briefly, arguments intact, the program keeps its name") {
+  std::string output;
+  CHECK(probe("", "--restart 'two words' --third=3 ''", output) == rg::kPoliteSpinCount);
+  CHECK(output.find("arg --restart\narg two words\narg --third=3\narg \n") != std::string::npos);
+  // Executed by its own path, not through /proc/self/exe: pgrep finds it by name.
+  CHECK(output.find("process name polite_threads_\n") != std::string::npos);  // comm keeps 15 characters
+  // The restarted process built its static objects with the count set.
   const std::string built = std::string("static object built with GOMP_SPINCOUNT=") + rg::kPoliteSpinCount + "\n";
   CHECK(output.find(built) != std::string::npos);
-  CHECK(output.find("static object built") == output.rfind("static object built"));
 }
 
 TEST_CASE("the user's own GOMP_SPINCOUNT or OMP_WAIT_POLICY wins") {
   std::string output;
-  CHECK(probe("GOMP_SPINCOUNT=300000", "", output) == "300000");
+  CHECK(probe("GOMP_SPINCOUNT=300000", "--restart", output) == "300000");
   // OMP_WAIT_POLICY=active alone means libgomp's long spin, not ours.
-  CHECK(probe("OMP_WAIT_POLICY=active", "", output) != rg::kPoliteSpinCount);
+  CHECK(probe("OMP_WAIT_POLICY=active", "--restart", output) != rg::kPoliteSpinCount);
   CHECK(output.find("OMP_WAIT_POLICY = 'ACTIVE'") != std::string::npos);
 }
 
@@ -113,14 +120,12 @@ TEST_CASE("a busy process is seen among the others running") {
   CHECK(most >= 1);
 }
 
-TEST_CASE("keep_requested_threads holds the requested count, however busy the machine") {
-  rg::set_num_threads(2);
-  rg::use_threads(1);
-  rg::keep_requested_threads(true);
-  CHECK(rg::num_threads() == 2);  // back at once
-  for (int look = 0; look < 5; ++look) {
-    usleep(12000);  // more than kMinLookGapSeconds: every call would look
-    CHECK(rg::share_cores_with_other_processes() == 2);
+TEST_CASE("with one thread requested a FreeCoreFollower never looks and never changes the count") {
+  rg::set_num_threads(1);
+  rg::FreeCoreFollower follower;
+  for (int look = 0; look < 3; ++look) {
+    usleep(12000);  // more than kMinLookGapSeconds
+    CHECK(follower.follow() == 1);
   }
-  rg::keep_requested_threads(false);
+  rg::set_num_threads(2);
 }

@@ -15,7 +15,7 @@
 #include "rmsgrad/experiments/attentive_reader/reader_config.h"
 #include "rmsgrad/experiments/cifar10/cifar_config.h"
 #include "rmsgrad/experiments/common/recipes.h"
-#include "rmsgrad/experiments/common/trainer.h"
+#include "rmsgrad/train/trainer.h"
 #include "rmsgrad/experiments/order_embedding/oe_config.h"
 #include "rmsgrad/optim/adam.h"
 #include "test_util.h"
@@ -109,7 +109,6 @@ TEST_CASE("the bench step and the driver's Trainer take the same step") {
     DriverSettings settings = driver_settings(model, norm.kind);
     settings.training.steps = 3;
     settings.training.eval_every = 3;
-    settings.training.keep_threads = true;  // one thread throughout, as the bench runs
     Adam adam(trained->model().named_parameters(), settings.adam);
     Trainer trainer(run, trained->model(), adam, settings.training);
     trainer.start();

@@ -6,7 +6,7 @@
 
 #include <filesystem>
 
-#include "rmsgrad/experiments/common/training_progress.h"
+#include "rmsgrad/train/training_progress.h"
 #include "rmsgrad/layers/dropout.h"
 #include "rmsgrad/layers/linear.h"
 #include "rmsgrad/rmsgrad.h"
@@ -22,11 +22,11 @@ struct Net : Module {
   std::shared_ptr<Linear> in, out;
   std::shared_ptr<Norm> norm;
   Net(Generator& gen) {
-    in = register_module("in", std::make_shared<Linear>(4, 32, gen));
+    register_module("in", in, std::make_shared<Linear>(4, 32, gen));
     NormOptions o;
     o.kind = NormKind::BatchNorm;  // has buffers too
-    norm = register_module("norm", make_norm(o, 32));
-    out = register_module("out", std::make_shared<Linear>(32, 3, gen));
+    register_module("norm", norm, make_norm(o, 32));
+    register_module("out", out, std::make_shared<Linear>(32, 3, gen));
   }
 };
 
@@ -44,7 +44,7 @@ struct Experiment {
     for (int64_t i = 0; i < 96; ++i) y.push_back((x.at({i, 0}) + x.at({i, 1}) > 0) + (x.at({i, 2}) > 0.5f));
   }
 
-  // What the trainer saves with the model and the optimizer (experiments/common/trainer.h).
+  // What the trainer saves with the model and the optimizer (train/trainer.h).
   Metadata progress(int64_t step) const {
     return progress_metadata({.step = step, .epoch = cursor.epoch(), .cursor = cursor.state()});
   }

@@ -1,4 +1,4 @@
-// The run directory (experiments/common/run.h): config.json, metrics.jsonl
+// The run directory (train/run.h): config.json, metrics.jsonl
 // and train.log, resume and its recorded changes, --overwrite, links never
 // written through, clear errors for an unusable --out; and the progress bar.
 #include <doctest/doctest.h>
@@ -13,9 +13,10 @@
 #include <sstream>
 
 #include "driver_flags.h"
-#include "rmsgrad/experiments/common/progress.h"
+#include "rmsgrad/experiments/common/flags.h"
+#include "rmsgrad/train/progress.h"
 #include "rmsgrad/core/error.h"
-#include "rmsgrad/experiments/common/run.h"
+#include "rmsgrad/train/run.h"
 
 using namespace rg;
 using test::DriverFlags;
@@ -78,7 +79,7 @@ TEST_CASE("run: creates --out, saves every flag to config.json, prints the heade
   fs::path dir = temp_dir("run_config") / "nested" / "run";
   DriverFlags flags;
   REQUIRE(flags.parse({"--out", dir.string(), "--seed", "3", "--lr", "0.125", "--hidden", "5", "6"}) == -1);
-  std::string printed = capturing_stdout([&] { Run run(flags.app, flags.run); });
+  std::string printed = capturing_stdout([&] { Run run(flags.run, run_settings(flags.app)); });
   REQUIRE(fs::is_directory(dir));
   json config = json::parse(read_text(dir / "config.json"));
   for (const char* name : {"config", "seed", "threads", "out", "resume", "resume-with-changes", "overwrite",
@@ -105,7 +106,7 @@ TEST_CASE("run: metrics.jsonl lines are JSON with the required keys") {
   DriverFlags flags;
   REQUIRE(flags.parse({"--out", dir.string()}) == -1);
   std::string printed = capturing_stdout([&] {
-    Run run(flags.app, flags.run);
+    Run run(flags.run, run_settings(flags.app));
     CHECK_THROWS_WITH_AS(run.log_train(1, 1.0), doctest::Contains("begin_training"), Error);
     run.begin_training(0);
     run.log_eval("valid", 0, 2.5, {{"error_pct", 90.0}});
@@ -146,7 +147,7 @@ TEST_CASE("run: --resume keeps metrics up to the checkpoint's step and appends")
     DriverFlags flags;
     REQUIRE(flags.parse({"--out", dir.string(), "--lr", "0.1"}) == -1);
     capturing_stdout([&] {
-      Run run(flags.app, flags.run);
+      Run run(flags.run, run_settings(flags.app));
       run.begin_training(0);
       for (int step = 10; step <= 40; step += 10) run.log_train(step, 1.0 / step);
       run.log_eval("valid", 20, 0.5);
@@ -156,7 +157,7 @@ TEST_CASE("run: --resume keeps metrics up to the checkpoint's step and appends")
   DriverFlags flags;
   REQUIRE(flags.parse({"--out", dir.string(), "--resume", "--resume-with-changes", "--lr", "0.05"}) == -1);
   std::string printed = capturing_stdout([&] {
-    Run run(flags.app, flags.run);
+    Run run(flags.run, run_settings(flags.app));
     run.begin_training(20);  // the checkpoint was at step 20
     run.log_train(30, 0.03);
   });
@@ -179,7 +180,7 @@ TEST_CASE("run: a resume that changes settings records each change with its step
     DriverFlags flags;
     REQUIRE(flags.parse({"--out", dir.string(), "--lr", "0.1", "--threads", "1"}) == -1);
     capturing_stdout([&] {
-      Run run(flags.app, flags.run);
+      Run run(flags.run, run_settings(flags.app));
       run.begin_training(0);
     });
   }
@@ -187,13 +188,13 @@ TEST_CASE("run: a resume that changes settings records each change with its step
     DriverFlags flags;  // --threads may change; --lr only when asked
     REQUIRE(flags.parse({"--out", dir.string(), "--resume", "--lr", "0.1", "--threads", "2"}) == -1);
     capturing_stdout([&] {
-      Run run(flags.app, flags.run);
+      Run run(flags.run, run_settings(flags.app));
       run.begin_training(20);
     });
   }
   DriverFlags refused;
   REQUIRE(refused.parse({"--out", dir.string(), "--resume", "--lr", "0.05", "--threads", "2"}) == -1);
-  CHECK_THROWS_WITH_AS(capturing_stdout([&] { Run run(refused.app, refused.run); }),
+  CHECK_THROWS_WITH_AS(capturing_stdout([&] { Run run(refused.run, run_settings(refused.app)); }),
                        doctest::Contains("--lr 0.1 -> 0.05; resume with the run's own settings, or add "
                                          "--resume-with-changes"),
                        Error);
@@ -201,7 +202,7 @@ TEST_CASE("run: a resume that changes settings records each change with its step
   REQUIRE(allowed.parse({"--out", dir.string(), "--resume", "--resume-with-changes", "--lr", "0.05", "--threads",
                          "2"}) == -1);
   capturing_stdout([&] {
-    Run run(allowed.app, allowed.run);
+    Run run(allowed.run, run_settings(allowed.app));
     run.begin_training(40);
   });
   const json config = json::parse(read_text(dir / "config.json"));
@@ -221,13 +222,13 @@ TEST_CASE("run: --overwrite moves the earlier run aside when training begins; li
   {
     DriverFlags plain;  // without --overwrite: refused, nothing touched
     REQUIRE(plain.parse({"--out", dir.string()}) == -1);
-    CHECK_THROWS_WITH_AS(capturing_stdout([&] { Run run(plain.app, plain.run); }),
+    CHECK_THROWS_WITH_AS(capturing_stdout([&] { Run run(plain.run, run_settings(plain.app)); }),
                          doctest::Contains("holds a run (config.json, metrics.jsonl)"), Error);
   }
   DriverFlags flags;
   REQUIRE(flags.parse({"--out", dir.string(), "--overwrite"}) == -1);
   capturing_stdout([&] {
-    Run run(flags.app, flags.run);
+    Run run(flags.run, run_settings(flags.app));
     CHECK(read_text(dir / "notes.txt") == "my notes\n");  // nothing moves before training begins
     run.begin_training(0);
     run.log_train(1, 0.5);
@@ -250,7 +251,7 @@ TEST_CASE("run: a resumed run never writes through a link in its directory") {
     DriverFlags flags;
     REQUIRE(flags.parse({"--out", dir.string()}) == -1);
     capturing_stdout([&] {
-      Run run(flags.app, flags.run);
+      Run run(flags.run, run_settings(flags.app));
       run.begin_training(0);
     });
   }
@@ -260,7 +261,7 @@ TEST_CASE("run: a resumed run never writes through a link in its directory") {
   DriverFlags flags;
   REQUIRE(flags.parse({"--out", dir.string(), "--resume"}) == -1);
   CHECK_THROWS_WITH_AS(capturing_stdout([&] {
-                         Run run(flags.app, flags.run);
+                         Run run(flags.run, run_settings(flags.app));
                          run.begin_training(0);
                        }),
                        doctest::Contains("train.log' is a symbolic link"), Error);
@@ -277,7 +278,7 @@ TEST_CASE("run: an --out that cannot be created is one clear error naming the pa
     DriverFlags flags;
     REQUIRE(flags.parse({"--out", out}) == -1);
     std::string quoted = "'" + out + "'";
-    CHECK_THROWS_WITH_AS(capturing_stdout([&] { Run run(flags.app, flags.run); }), doctest::Contains(quoted.c_str()),
+    CHECK_THROWS_WITH_AS(capturing_stdout([&] { Run run(flags.run, run_settings(flags.app)); }), doctest::Contains(quoted.c_str()),
                          Error);
   }
 
@@ -286,7 +287,7 @@ TEST_CASE("run: an --out that cannot be created is one clear error naming the pa
   REQUIRE(flags.parse({"--out", (dir / "a_file" / "run").string()}) == -1);
   std::ostringstream err;
   std::streambuf* old = std::cerr.rdbuf(err.rdbuf());
-  int code = report_errors([&] { Run run(flags.app, flags.run); });
+  int code = report_errors([&] { Run run(flags.run, run_settings(flags.app)); });
   std::cerr.rdbuf(old);
   CHECK(code == 1);
   CHECK(err.str().rfind("error: cannot create the run directory", 0) == 0);

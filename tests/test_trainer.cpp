@@ -1,4 +1,4 @@
-// The shared training loop (experiments/common/trainer.h), driven the
+// The shared training loop (train/trainer.h), driven the
 // way a user drives it: a model of their own, their own batches, loss and
 // validation. Checks what the loop promises: when it logs and validates, the
 // best checkpoint, --stop-after and a bit-exact resume, a NaN loss stopped
@@ -12,12 +12,15 @@
 #include <limits>
 
 #include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/autograd/tape.h"
 #include "rmsgrad/data/batching.h"
-#include "rmsgrad/experiments/common/run.h"
-#include "rmsgrad/experiments/common/trainer.h"
+#include "rmsgrad/experiments/common/flags.h"
+#include "rmsgrad/train/run.h"
+#include "rmsgrad/train/trainer.h"
 #include "rmsgrad/layers/save_load.h"
 #include "rmsgrad/layers/linear.h"
 #include "rmsgrad/optim/adam.h"
+#include "rmsgrad/optim/sgd.h"
 #include "test_util.h"
 
 using namespace rg;
@@ -30,8 +33,8 @@ namespace {
 class QuadrantNet : public Module {
  public:
   explicit QuadrantNet(Generator& gen) {
-    hidden = register_module("hidden", std::make_shared<Linear>(2, 16, gen));
-    out = register_module("out", std::make_shared<Linear>(16, 4, gen));
+    register_module("hidden", hidden, std::make_shared<Linear>(2, 16, gen));
+    register_module("out", out, std::make_shared<Linear>(16, 4, gen));
   }
   Var forward(const Var& x) { return (*out)(tanh((*hidden)(x))); }
   Var operator()(const Var& x) { return forward(x); }
@@ -83,7 +86,7 @@ struct QuadrantRun {
     run_options.log_every = 4;
     CLI::App app{"quadrants"};
     add_run_options(app, run_options);
-    Run run(app, run_options);
+    Run run(run_options, run_settings(app));
     Points train_set = quadrant_points(256, 1), valid_set = quadrant_points(64, 2);
     Generator init(7);
     QuadrantNet model(init);
@@ -310,13 +313,108 @@ TEST_CASE("trainer: best.safetensors and checkpoint.safetensors hold the model f
   }
 }
 
+namespace {
+
+// An accumulating run: `steps` optimizer steps on batches of 32 examples,
+// each given as `k` micro-batches of 32/k; the same examples in the same
+// order whatever k. Returns the calls of step() and the parameters after.
+struct Accumulated {
+  int64_t calls = 0;
+  std::vector<Tensor> parameters;
+};
+Accumulated train_accumulating(const fs::path& dir, int64_t k, int64_t steps) {
+  Run run(RunOptions{.threads = 1, .out = dir.string(), .log_every = 2});
+  const Points data = quadrant_points(256, 1);
+  Generator init(7);
+  QuadrantNet model(init);
+  // SGD: an update is lr·g, so gradients equal to float rounding leave
+  // parameters equal to float rounding (Adam's g/√v would magnify the
+  // rounding of a gradient near 0).
+  Sgd sgd(model.named_parameters(), SgdOptions{.lr = 0.5});
+  Trainer trainer(run, model, sgd, {.steps = steps, .eval_every = 3, .accumulate_grad_batches = k});
+  trainer.start();
+  if (trainer.due_for_validation()) trainer.validate({});
+  Accumulated out;
+  int64_t next = 0;
+  while (trainer.running()) {
+    Batch batch;
+    for (int64_t i = 0; i < 32 / k; ++i) batch.push_back(next++ % 256);
+    const Points b = rows(data, batch);
+    trainer.step(cross_entropy(model(constant(b.x)), Indices(b.labels)));
+    ++out.calls;
+    if (trainer.due_for_log()) trainer.log_train();
+    if (trainer.due_for_validation()) trainer.validate({});
+  }
+  for (const auto& [name, p] : model.named_parameters()) out.parameters.push_back(p.value().clone());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("trainer: k micro-batches of n train as one batch of k·n; steps, logs and validations count updates") {
+  test::TempDir dir("accumulate");
+  const Accumulated whole = train_accumulating(dir.path / "k1", 1, 6);
+  const Accumulated parts = train_accumulating(dir.path / "k4", 4, 6);
+  CHECK(whole.calls == 6);
+  CHECK(parts.calls == 24);
+  // The gradient of a mean over 32 examples, summed as 4 means of 8 each
+  // weighted 1/4: the same sum in another grouping, so each gradient agrees
+  // to a few float roundings (|g| < 2 here: a relative 2⁻²⁴ per addition of
+  // 32 terms is under 1e-5), and six updates of lr 0.5 move the parameters
+  // by at most 6 · 0.5 · 1e-5 = 3e-5 apart.
+  REQUIRE(whole.parameters.size() == parts.parameters.size());
+  for (size_t i = 0; i < whole.parameters.size(); ++i)
+    for (int64_t j = 0; j < whole.parameters[i].numel(); ++j)
+      CHECK(std::fabs(parts.parameters[i].data()[j] - whole.parameters[i].data()[j]) <= 3e-5);
+  // Every line counts optimizer steps, and the train lines' losses (the mean
+  // of the micro-batches') are the whole batches' losses.
+  for (const char* split : {"train", "valid"}) {
+    const auto a = test::metric_lines(dir.path / "k1", split), b = test::metric_lines(dir.path / "k4", split);
+    CHECK(steps_of(a) == steps_of(b));
+    if (std::string(split) == "train")
+      for (size_t i = 0; i < a.size(); ++i)
+        CHECK(b[i]["loss"].get<double>() == doctest::Approx(a[i]["loss"].get<double>()).epsilon(1e-5));
+  }
+  CHECK(steps_of(test::metric_lines(dir.path / "k4", "train")) == std::vector<int64_t>{2, 4, 6});
+  CHECK(steps_of(test::metric_lines(dir.path / "k4", "valid")) == std::vector<int64_t>{0, 3, 6});
+}
+
+TEST_CASE("trainer: a gradient left by a backward outside the trainer is added into the next step, not wiped") {
+  // Two runs of one step on the same batch; in the second, the user ran a
+  // backward of the same loss before the step: the update is then twice the
+  // first run's (SGD, lr·g), as PyTorch's loop would make it.
+  const Points data = quadrant_points(32, 1);
+  auto one_step = [&](const fs::path& dir, bool backward_before) {
+    Run run(RunOptions{.threads = 1, .out = dir.string()});
+    Generator init(7);
+    QuadrantNet model(init);
+    const Tensor start = model.out->weight.value().clone();
+    Sgd sgd(model.named_parameters(), SgdOptions{.lr = 0.5});
+    Trainer trainer(run, model, sgd, {.steps = 1, .eval_every = 1});
+    trainer.start();
+    auto loss = [&] { return cross_entropy(model(constant(data.x)), Indices(data.labels)); };
+    if (backward_before) {
+      loss().backward();
+      tape().clear();
+    }
+    trainer.step(loss());
+    Tensor moved = model.out->weight.value().clone();
+    for (int64_t i = 0; i < moved.numel(); ++i) moved.data()[i] -= start.data()[i];
+    return moved;
+  };
+  test::TempDir dir("outside_backward");
+  const Tensor once = one_step(dir.path / "a", false), twice = one_step(dir.path / "b", true);
+  for (int64_t i = 0; i < once.numel(); ++i)
+    CHECK(twice.data()[i] == doctest::Approx(2 * once.data()[i]).epsilon(1e-5));
+}
+
 TEST_CASE("trainer: clear errors for calls out of order") {
   test::TempDir dir("trainer_errors");
   RunOptions run_options;
   run_options.out = (dir.path / "run").string();
   CLI::App app{"errors"};
   add_run_options(app, run_options);
-  Run run(app, run_options);
+  Run run(run_options, run_settings(app));
   Generator init(1);
   QuadrantNet model(init);
   Adam adam(model.named_parameters(), AdamOptions{});

@@ -33,7 +33,7 @@ struct CapturedWarnings {
 // Two layers, the second kept in a member but never registered: the mistake.
 struct ForgetfulModel : Module {
   ForgetfulModel() {
-    first = register_module("first", std::make_shared<Linear>(3, 4));
+    register_module("first", first, std::make_shared<Linear>(3, 4));
     second = std::make_shared<Linear>(4, 2);  // should be register_module("second", ...)
   }
   Var forward(const Var& x) { return (*second)(relu((*first)(x))); }
@@ -42,8 +42,8 @@ struct ForgetfulModel : Module {
 
 struct CarefulModel : Module {
   CarefulModel() {
-    first = register_module("first", std::make_shared<Linear>(3, 4));
-    second = register_module("second", std::make_shared<Linear>(4, 2));
+    register_module("first", first, std::make_shared<Linear>(3, 4));
+    register_module("second", second, std::make_shared<Linear>(4, 2));
   }
   Var forward(const Var& x) { return (*second)(relu((*first)(x))); }
   std::shared_ptr<Linear> first, second;
@@ -161,7 +161,7 @@ TEST_CASE("save and load carry string metadata with the weights") {
   CHECK_THROWS_AS(save(model, path, {{"format", "mine"}}), Error);
 }
 
-TEST_CASE("a training loop of its own uses only the cores other processes leave free") {
+TEST_CASE("a training loop of its own keeps its threads on a busy machine, and follows the free cores when asked") {
   const auto look = look_at_free_cores();
   if (!look) {
     MESSAGE("skipped: /proc/stat cannot be read here");
@@ -180,11 +180,22 @@ TEST_CASE("a training loop of its own uses only the cores other processes leave 
   set_num_threads(2);
   CarefulModel model;
   Adam adam(model.named_parameters(), {});
-  for (int step = 0; step < 20 && num_threads() != 1; ++step) {
+  auto step = [&] {
     usleep(15000);  // more than kMinLookGapSeconds between looks
     adam.zero_grad();
     sum(model.forward(batch())).backward();
-    adam.step();  // nothing else about threads is called
+    adam.step();
+  };
+  // Nothing about threads is asked for: the count stays what was set.
+  for (int i = 0; i < 5; ++i) {
+    step();
+    CHECK(num_threads() == 2);
+  }
+  // Asked for, between steps, it goes down to the free core.
+  FreeCoreFollower follower;
+  for (int i = 0; i < 20 && num_threads() != 1; ++i) {
+    step();
+    follower.follow();
   }
   for (pid_t child : busy) {
     kill(child, SIGKILL);

@@ -164,8 +164,6 @@ void ModelStep::enable_data_parallel(dist::ProcessGroup& group, int64_t bucket_b
 }
 
 void ModelStep::take_step(const Var& loss) {
-  training_step_->zero_grad();
-  profile_mark("zero grad");
   training_step_->backward(loss);
   profile_mark("backward bookkeeping");  // the pass's end: intermediate gradients released
   StepOutcome outcome;
@@ -173,7 +171,7 @@ void ModelStep::take_step(const Var& loss) {
     ObserverScope scope("optimizer state");
     outcome = training_step_->update(loss);
   }
-  profile_mark("optimizer");  // the clip, the finite check and the update
+  profile_mark("optimizer");  // the clip, the finite check, the update and the gradients zeroed
   check(outcome.nonfinite.empty(), "bench: {} (the benchmark's batch is random; a bug)", outcome.nonfinite);
   loss_ = outcome.loss;
 }

@@ -32,7 +32,7 @@
 #include "rmsgrad/core/observer.h"
 #include "rmsgrad/dist/gradient_reducer.h"
 #include "rmsgrad/experiments/common/recipes.h"
-#include "rmsgrad/experiments/common/training_step.h"
+#include "rmsgrad/train/training_step.h"
 #include "rmsgrad/optim/optimizer.h"
 #include "rmsgrad/core/random.h"
 #include "rmsgrad/layers/module.h"
@@ -103,11 +103,11 @@ class ModelStep {
   const dist::GradientReducer* reducer() const { return distributed_ ? &training_step_->reducer() : nullptr; }
 
  protected:
-  // The step the drivers train with (experiments/common/training_step.h),
+  // The step the drivers train with (train/training_step.h),
   // with the recipe's clip; call once the model and its optimizer exist.
   void use_training_step(Optimizer& optimizer, ClipOptions clip);
   // One step on `loss`: the TrainingStep's parts, each a phase of an
-  // OpProfile (bench/profiling.h: "zero grad", "backward bookkeeping",
+  // OpProfile (bench/profiling.h: "backward bookkeeping",
   // "optimizer"), the update in the scope "optimizer state". Sets loss().
   void take_step(const Var& loss);
 

@@ -24,16 +24,16 @@ constexpr int64_t kContext = 64, kBatch = 16, kWidth = 64;
 class CharDecoder : public rg::Module {
  public:
   explicit CharDecoder(int64_t vocab) : noise_(1) {
-    embedding = register_module("embedding", std::make_shared<rg::Embedding>(vocab, kWidth));
+    register_module("embedding", embedding, std::make_shared<rg::Embedding>(vocab, kWidth));
     positions = register_parameter("positions", rg::normal(rg::Shape{kContext, kWidth}, 0.0f, 0.02f, rg::default_generator()));
     const rg::TransformerLayerOptions block{.model_size = kWidth, .ffn_size = 4 * kWidth, .heads = 4,
                                             .norm = {.kind = rg::NormKind::RMSNorm},
                                             .norm_position = rg::NormPosition::Pre, .dropout = 0.0f,
                                             .feed_forward = rg::FeedForwardKind::GELU, .causal = true};
-    blocks = register_module("blocks", std::make_shared<rg::ModuleList<rg::TransformerEncoderLayer>>());
+    register_module("blocks", blocks, std::make_shared<rg::ModuleList<rg::TransformerEncoderLayer>>());
     for (int i = 0; i < 2; ++i) blocks->push_back(std::make_shared<rg::TransformerEncoderLayer>(block, rg::default_generator(), noise_));
-    norm = register_module("norm", rg::make_norm({.kind = rg::NormKind::RMSNorm}, kWidth));
-    output = register_module("output", std::make_shared<rg::Linear>(kWidth, vocab));
+    register_module("norm", norm, rg::make_norm({.kind = rg::NormKind::RMSNorm}, kWidth));
+    register_module("output", output, std::make_shared<rg::Linear>(kWidth, vocab));
   }
 
   // ids [B, T] at positions first, …, first + T − 1 → logits [B, T, V]. With

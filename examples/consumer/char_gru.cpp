@@ -30,9 +30,9 @@ constexpr int64_t kBatch = 32;
 class CharGRU : public rg::Module {
  public:
   explicit CharGRU(int64_t vocab) {
-    embedding = register_module("embedding", std::make_shared<rg::Embedding>(vocab, 32, rg::default_generator(), 0.1f));
-    gru = register_module("gru", std::make_shared<rg::GRU>(32, 192, rg::NormOptions{.kind = rg::NormKind::RMSNorm}));
-    output = register_module("output", std::make_shared<rg::Linear>(192, vocab));
+    register_module("embedding", embedding, std::make_shared<rg::Embedding>(vocab, 32, rg::default_generator(), 0.1f));
+    register_module("gru", gru, std::make_shared<rg::GRU>(32, 192, rg::NormOptions{.kind = rg::NormKind::RMSNorm}));
+    register_module("output", output, std::make_shared<rg::Linear>(192, vocab));
   }
 
   // ids [T, B] → logits [T, B, V] and the last state [B, H]; h0 [B, H] may be undefined.

@@ -1,6 +1,7 @@
-// A model of your own, trained with the Trainer the paper's drivers use
-// (rmsgrad::training) from a loop of your own. Outside the tree, against the
-// installed library:
+// A model of your own, trained with the library's Trainer (train/) from a
+// loop of your own and set from the command line with the paper's drivers'
+// flags (rmsgrad::experiments). Outside the tree, against the installed
+// library:
 //
 //   own_model --out runs/spirals --steps 600 --norm rmsnorm
 //
@@ -10,10 +11,9 @@
 // train.log, checkpoint.safetensors (--resume continues it) and best.safetensors.
 #include <rmsgrad/rmsgrad.h>
 
+#include <rmsgrad/experiments/common/flags.h>
+
 #include <cmath>
-#include <rmsgrad/data/batching.h>
-#include <rmsgrad/experiments/common/run.h>
-#include <rmsgrad/experiments/common/trainer.h>
 
 using namespace rg;
 
@@ -23,11 +23,11 @@ class SpiralNet : public Module {
  public:
   SpiralNet(int64_t hidden, NormKind norm, Generator& gen) {
     NormOptions options{.kind = norm};
-    in = register_module("in", std::make_shared<Linear>(2, hidden, gen));
-    norm_in = register_module("norm_in", make_norm(options, hidden));
-    mid = register_module("mid", std::make_shared<Linear>(hidden, hidden, gen));
-    norm_mid = register_module("norm_mid", make_norm(options, hidden));
-    out = register_module("out", std::make_shared<Linear>(hidden, 2, gen));
+    register_module("in", in, std::make_shared<Linear>(2, hidden, gen));
+    register_module("norm_in", norm_in, make_norm(options, hidden));
+    register_module("mid", mid, std::make_shared<Linear>(hidden, hidden, gen));
+    register_module("norm_mid", norm_mid, make_norm(options, hidden));
+    register_module("out", out, std::make_shared<Linear>(hidden, 2, gen));
   }
   Var forward(const Var& x) {
     Var h = tanh(norm_in->forward((*in)(x)));
@@ -80,7 +80,7 @@ int train(int argc, char** argv) {
   add_trainer_flags(app, training);
   if (auto exit_code = parse_flags(app, argc, argv)) return *exit_code;
 
-  Run run(app, run_options);
+  Run run(run_options, run_settings(app));
   Points train_set = spirals(2000, run_options.seed + 100), valid_set = spirals(400, run_options.seed + 101);
   Generator init(run_options.seed);
   SpiralNet model(64, parse_norm_kind(norm), init);

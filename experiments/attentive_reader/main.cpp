@@ -29,13 +29,15 @@
 #include <algorithm>
 
 #include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/core/polite_threads.h"
 #include "rmsgrad/dist/batch_share.h"
 #include "rmsgrad/experiments/attentive_reader/reader_batches.h"
 #include "rmsgrad/experiments/attentive_reader/reader_config.h"
-#include "rmsgrad/experiments/common/run.h"
-#include "rmsgrad/experiments/common/trainer.h"
+#include "rmsgrad/experiments/common/flags.h"
 #include "rmsgrad/models/attentive_reader.h"
 #include "rmsgrad/optim/adam.h"
+#include "rmsgrad/train/run.h"
+#include "rmsgrad/train/trainer.h"
 
 using namespace rg;
 using namespace rg::reader;
@@ -78,7 +80,7 @@ int train(int argc, char** argv) {
   if (auto exit_code = parse_flags(app, argc, argv)) return *exit_code;
   check_reader_flags(cfg);
 
-  Run run(app, cfg.run);
+  Run run(cfg.run, run_settings(app));
   const ReaderQuestions questions = read_reader_questions(cfg, cfg.run.seed);
   const Split& split = questions.split;
   const std::vector<Question>& test = questions.test;
@@ -155,4 +157,7 @@ int train(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return run_main(argc, argv, train); }
+int main(int argc, char** argv) {
+  restart_with_polite_threads(argv);  // short OpenMP spins, for a machine shared with other jobs
+  return run_main(argc, argv, train);
+}

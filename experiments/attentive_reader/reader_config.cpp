@@ -1,6 +1,7 @@
 #include "rmsgrad/experiments/attentive_reader/reader_config.h"
 
 #include "rmsgrad/core/error.h"
+#include "rmsgrad/experiments/common/flags.h"
 
 namespace rg::reader {
 

@@ -11,8 +11,8 @@
 #include "rmsgrad/experiments/attentive_reader/reading_data.h"
 #include "rmsgrad/experiments/common/norm_flags.h"
 #include "rmsgrad/experiments/common/recipes.h"
-#include "rmsgrad/experiments/common/run.h"
-#include "rmsgrad/experiments/common/trainer.h"
+#include "rmsgrad/train/run.h"
+#include "rmsgrad/train/trainer.h"
 
 namespace rg::reader {
 

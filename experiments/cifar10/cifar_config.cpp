@@ -1,4 +1,5 @@
 #include "rmsgrad/experiments/cifar10/cifar_config.h"
+#include "rmsgrad/experiments/common/flags.h"
 
 namespace rg::cifar {
 

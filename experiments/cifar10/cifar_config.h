@@ -9,8 +9,8 @@
 
 #include "rmsgrad/experiments/common/norm_flags.h"
 #include "rmsgrad/experiments/common/recipes.h"
-#include "rmsgrad/experiments/common/run.h"
-#include "rmsgrad/experiments/common/trainer.h"
+#include "rmsgrad/train/run.h"
+#include "rmsgrad/train/trainer.h"
 
 namespace rg::cifar {
 

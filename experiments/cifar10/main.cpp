@@ -23,16 +23,18 @@
 
 #include "rmsgrad/autograd/ops.h"
 #include "rmsgrad/core/error.h"
+#include "rmsgrad/core/polite_threads.h"
+#include "rmsgrad/data/batching.h"
+#include "rmsgrad/dist/batch_share.h"
 #include "rmsgrad/experiments/cifar10/cifar_config.h"
 #include "rmsgrad/experiments/cifar10/cifar_data.h"
 #include "rmsgrad/experiments/cifar10/zca.h"
-#include "rmsgrad/data/batching.h"
-#include "rmsgrad/dist/batch_share.h"
-#include "rmsgrad/experiments/common/run.h"
-#include "rmsgrad/experiments/common/trainer.h"
+#include "rmsgrad/experiments/common/flags.h"
 #include "rmsgrad/models/convpool_cnn.h"
 #include "rmsgrad/optim/adam.h"
 #include "rmsgrad/optim/schedule.h"
+#include "rmsgrad/train/run.h"
+#include "rmsgrad/train/trainer.h"
 
 using namespace rg;
 using cifar::CifarConfig;
@@ -101,7 +103,7 @@ int train(int argc, char** argv) {
   add_cifar_flags(app, cfg);
   if (auto exit_code = parse_flags(app, argc, argv)) return *exit_code;
 
-  Run run(app, cfg.run);
+  Run run(cfg.run, run_settings(app));
   cifar::Splits splits = cifar::load_splits(cfg.data, cfg.valid_size,
                                             cfg.train_size > 0 ? cfg.train_size : 10000, cfg.run.seed);
   if (cfg.train_size > 0) splits.train = cifar::take(splits.train, cfg.train_size);
@@ -186,4 +188,7 @@ int train(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return run_main(argc, argv, train); }
+int main(int argc, char** argv) {
+  restart_with_polite_threads(argv);  // short OpenMP spins, for a machine shared with other jobs
+  return run_main(argc, argv, train);
+}

@@ -61,7 +61,7 @@ CLI::Validator in_range(double low, double high) {
 
 bool may_change_on_resume(const std::string& flag) {
   static const char* const kFree[] = {
-      "resume", "resume-with-changes", "overwrite", "out", "config", "threads", "keep-threads", "bucket-mb",
+      "resume", "resume-with-changes", "overwrite", "out", "config", "threads", "follow-free-cores", "bucket-mb",
       "collective-deadline",
       "steps", "epochs", "stop-after", "train-minutes", "skip-nonfinite", "log-every", "eval-every",
       // evaluation only: how the validation and test sets are scored
@@ -142,8 +142,54 @@ json flag_settings(const CLI::App& app) {
   return settings;
 }
 
-std::string display_setting(const json& value) {
-  return value.is_string() ? value.get<std::string>() : value.is_null() ? "-" : value.dump();
+void add_trainer_flags(CLI::App& app, TrainingOptions& options) {
+  app.add_option("--stop-after", options.stop_after, "stop after this step as if interrupted (for testing --resume)")
+      ->check(non_negative);
+  app.add_option("--train-minutes", options.train_minutes,
+                 "a budget of training time: stop after the step that ends this many minutes of training "
+                 "(evaluation excluded) or at --steps, whichever comes first, then validate and test as at "
+                 "the last step (0: no budget)")
+      ->check(non_negative);
+  app.add_flag("--skip-nonfinite", options.skip_nonfinite,
+               "skip a step whose loss or gradient is NaN or infinite instead of stopping");
+  app.add_flag("--follow-free-cores", options.follow_free_cores,
+               "between steps, use only the cores other processes leave free (by default a run keeps --threads "
+               "threads throughout and repeats bit for bit however busy the machine is)");
+  app.add_option("--bucket-mb", options.bucket_mb,
+                 "under mpirun: MiB of gradients summed over the processes at a time, while backward runs")
+      ->check(in_range(0.001, 4096.0));
+  app.add_option_function<double>(
+         "--collective-deadline", [&options](double minutes) { options.collective_deadline_minutes = minutes; },
+         "under mpirun: minutes a process waits for the others in a sum or broadcast before it ends the "
+                 "job, naming the ranks that had not arrived (0: for ever); rank 0's validations must fit in it")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            double minutes = -1.0;
+            return CLI::detail::lexical_cast(text, minutes) && (minutes == 0.0 || (minutes >= 0.01 && minutes <= 1e6))
+                       ? std::string()
+                       : std::string("give 0 (no deadline) or 0.01 to 1000000 minutes");
+          },
+          "0 or in [0.01, 1e6]"))
+      ->default_str(fmt::format("{}", options.collective_deadline_minutes.value_or(
+                                          dist::ProcessGroup::kDefaultDeadlineSeconds / 60.0)));
+  // Parsed from its name, so that config.json records "bf16", not the enum's number.
+  app.add_option_function<std::string>(
+         "--precision", [&options](const std::string& name) { options.precision = parse_precision(name); },
+         "the matrix products' and convolutions' inputs: f32, or bf16 with f32 sums (needs oneDNN); "
+         "weights, optimizer state, norms and losses stay f32")
+      ->check(CLI::IsMember({"f32", "bf16"}))
+      // Refused here, before a run folder exists, where this build or CPU cannot.
+      ->check(CLI::Validator(
+          [](std::string& name) { return product_precision_problem(parse_precision(name)); }, ""))
+      ->default_str(std::string(precision_name(options.precision.value_or(Precision::F32))));
+}
+
+RunSettings run_settings(const CLI::App& app) {
+  RunSettings run{.title = app.get_description(), .name_prefix = "--"};
+  const json settings = flag_settings(app);
+  for (const auto& [name, value] : settings.items())
+    run.settings.push_back({.name = name, .json = value.dump(), .may_change_on_resume = may_change_on_resume(name)});
+  return run;
 }
 
 void add_run_options(CLI::App& app, RunOptions& options) {

@@ -3,7 +3,7 @@
 // flags: --seed, --threads, --out, --config, --resume, --overwrite,
 // --log-every (add_run_options); validators with one message shape; and
 // parse_flags, which refuses what CLI11 alone would let through. A run
-// (run.h) keeps the parsed settings in its config.json (flag_settings).
+// (train/run.h) keeps the parsed settings in its config.json (run_settings).
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
@@ -12,19 +12,10 @@
 #include <ostream>
 #include <string>
 
-namespace rg {
+#include "rmsgrad/train/run.h"
+#include "rmsgrad/train/trainer.h"
 
-// The settings every run has. Set a driver-specific default (e.g. out) before
-// add_run_options; the current values become the defaults shown by --help.
-struct RunOptions {
-  uint64_t seed = 0;
-  int threads = 0;                 // 0: keep the default (OMP_NUM_THREADS, else all cores)
-  std::string out = "runs/run";    // the run directory
-  bool resume = false;             // continue the run in --out from its checkpoint
-  int64_t log_every = 100;         // steps between train lines
-  bool overwrite = false;          // a fresh run into an --out that holds a run moves that run aside
-  bool resume_with_changes = false;  // --resume may change settings that change what is trained
-};
+namespace rg {
 
 // Adds --seed, --threads, --out, --config (a TOML or INI file whose keys are
 // flag names, e.g. `lr = 0.1`; unknown keys are errors), --resume,
@@ -32,6 +23,11 @@ struct RunOptions {
 // show its default in --help and in the saved settings. Call it before adding
 // the driver's own flags.
 void add_run_options(CLI::App& app, RunOptions& options);
+
+// The trainer's flags every driver has: --stop-after N (stop after step N as
+// if interrupted, to test --resume), --train-minutes, --skip-nonfinite,
+// --follow-free-cores, --bucket-mb, --collective-deadline and --precision.
+void add_trainer_flags(CLI::App& app, TrainingOptions& options);
 
 // Validators with one message shape, "--log-every must be above 0, got 0"
 // (parse_flags puts the flag's name in front). NaN and ±Inf fail each.
@@ -59,7 +55,9 @@ std::optional<int> parse_flags(CLI::App& app, int argc, const char* const* argv)
 // typed, lists as arrays, an option without a value as null; in the order
 // --help lists them.
 nlohmann::ordered_json flag_settings(const CLI::App& app);
-// A setting's value as the log shows it: a string bare, null as "-".
-std::string display_setting(const nlohmann::ordered_json& value);
+// The flags as a run's settings (train/run.h): flag_settings, the app's
+// description as the title, may_change_on_resume marked.
+//   rg::Run run(cfg.run, rg::run_settings(app));
+RunSettings run_settings(const CLI::App& app);
 
 }  // namespace rg

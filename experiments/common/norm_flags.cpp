@@ -1,3 +1,4 @@
+#include "rmsgrad/experiments/common/flags.h"
 #include "rmsgrad/experiments/common/norm_flags.h"
 
 #include <algorithm>
@@ -5,7 +6,7 @@
 #include "rmsgrad/autograd/batch_norm.h"
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/dist/process_group.h"
-#include "rmsgrad/experiments/common/run.h"
+#include "rmsgrad/train/run.h"
 
 namespace rg {
 

@@ -13,7 +13,7 @@
 // it is what the experiments vary.
 #include <cstdint>
 
-#include "rmsgrad/experiments/common/training_step.h"
+#include "rmsgrad/train/training_step.h"
 #include "rmsgrad/layers/normalization.h"
 #include "rmsgrad/optim/adam.h"
 

@@ -24,16 +24,18 @@
 
 #include "rmsgrad/autograd/ops.h"
 #include "rmsgrad/core/error.h"
+#include "rmsgrad/core/polite_threads.h"
 #include "rmsgrad/dist/batch_share.h"
 #include "rmsgrad/dist/process_group.h"
+#include "rmsgrad/experiments/common/flags.h"
 #include "rmsgrad/experiments/common/norm_flags.h"
 #include "rmsgrad/experiments/common/recipes.h"
-#include "rmsgrad/experiments/common/run.h"
-#include "rmsgrad/experiments/common/trainer.h"
 #include "rmsgrad/experiments/lm/char_text.h"
 #include "rmsgrad/models/llama.h"
 #include "rmsgrad/optim/adam.h"
 #include "rmsgrad/optim/schedule.h"
+#include "rmsgrad/train/run.h"
+#include "rmsgrad/train/trainer.h"
 
 using namespace rg;
 
@@ -116,7 +118,7 @@ int train(int argc, char** argv) {
   add_lm_flags(app, cfg);
   if (auto exit_code = parse_flags(app, argc, argv)) return *exit_code;
 
-  Run run(app, cfg.run);
+  Run run(cfg.run, run_settings(app));
   const lm::CharText text = cfg.data.empty() ? lm::synthetic_text(cfg.synthetic_chars, cfg.run.seed)
                                              : lm::read_cbt_books(cfg.data, cfg.valid_book);
   run.note(text.description);
@@ -188,4 +190,7 @@ int train(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return run_main(argc, argv, train); }
+int main(int argc, char** argv) {
+  restart_with_polite_threads(argv);  // short OpenMP spins, for a machine shared with other jobs
+  return run_main(argc, argv, train);
+}

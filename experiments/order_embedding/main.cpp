@@ -26,15 +26,17 @@
 
 #include "rmsgrad/autograd/ops.h"
 #include "rmsgrad/core/error.h"
+#include "rmsgrad/core/polite_threads.h"
 #include "rmsgrad/data/batching.h"
 #include "rmsgrad/dist/batch_share.h"
-#include "rmsgrad/experiments/common/run.h"
-#include "rmsgrad/experiments/common/trainer.h"
+#include "rmsgrad/experiments/common/flags.h"
 #include "rmsgrad/experiments/order_embedding/caption_data.h"
 #include "rmsgrad/experiments/order_embedding/oe_config.h"
 #include "rmsgrad/experiments/order_embedding/retrieval.h"
 #include "rmsgrad/models/order_embedding.h"
 #include "rmsgrad/optim/adam.h"
+#include "rmsgrad/train/run.h"
+#include "rmsgrad/train/trainer.h"
 
 using namespace rg;
 using namespace rg::oe;
@@ -95,7 +97,7 @@ int train(int argc, char** argv) {
         "--features and --captions go together (both empty: the "
         "synthetic task)");
 
-  Run run(app, cfg.run);
+  Run run(cfg.run, run_settings(app));
   CaptionCorpus corpus = cfg.features.empty()
                              ? synthetic_corpus(cfg.synthetic_images, cfg.synthetic_dim, 5, cfg.run.seed + 100)
                              : read_corpus(cfg.features, cfg.captions, cfg.captions_per_image);
@@ -166,4 +168,7 @@ int train(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return run_main(argc, argv, train); }
+int main(int argc, char** argv) {
+  restart_with_polite_threads(argv);  // short OpenMP spins, for a machine shared with other jobs
+  return run_main(argc, argv, train);
+}

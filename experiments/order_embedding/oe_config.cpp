@@ -1,3 +1,4 @@
+#include "rmsgrad/experiments/common/flags.h"
 #include "rmsgrad/experiments/order_embedding/oe_config.h"
 
 namespace rg::oe {

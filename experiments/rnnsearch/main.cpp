@@ -14,6 +14,8 @@
 // 1e-4, batch 80, clip 1.0, dropout 0.2, label smoothing 0.1, N(0, 0.01)
 // init, beam 5. Sizes default to a CPU-sized model (embed and hidden 256);
 // the paper's are --embed 512 --hidden 1024.
+#include "rmsgrad/core/polite_threads.h"
+#include "rmsgrad/experiments/common/flags.h"
 #include "rmsgrad/experiments/common/recipes.h"
 #include "rmsgrad/experiments/translation/translation_driver.h"
 #include "rmsgrad/models/rnnsearch.h"
@@ -71,7 +73,7 @@ int train(int argc, char** argv) {
   if (!cfg.translate.empty()) return dist::ProcessGroup::world().writer() ? translate(cfg, flags) : 0;
   apply_synthetic_defaults(app, cfg, {});
 
-  Run run(app, cfg.run);
+  Run run(cfg.run, run_settings(app));
   TranslationData data = read_translation_data(cfg, run);
   Generator init_gen(cfg.run.seed), noise_gen(cfg.run.seed + 1);
   RNNSearch model(model_options(cfg, flags, data.subword.vocab_size()), init_gen, noise_gen);
@@ -106,4 +108,7 @@ int train(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return run_main(argc, argv, train); }
+int main(int argc, char** argv) {
+  restart_with_polite_threads(argv);  // short OpenMP spins, for a machine shared with other jobs
+  return run_main(argc, argv, train);
+}

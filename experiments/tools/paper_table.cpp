@@ -14,8 +14,9 @@
 #include <limits>
 #include <map>
 
+#include "rmsgrad/experiments/common/flags.h"
 #include "rmsgrad/experiments/common/results_table.h"
-#include "rmsgrad/experiments/common/run.h"
+#include "rmsgrad/train/run.h"
 
 int main(int argc, char** argv) {
   return rg::report_errors([&]() -> int {

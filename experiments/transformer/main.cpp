@@ -29,6 +29,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "rmsgrad/core/polite_threads.h"
+#include "rmsgrad/experiments/common/flags.h"
 #include "rmsgrad/experiments/common/recipes.h"
 #include "rmsgrad/experiments/translation/translation_driver.h"
 #include "rmsgrad/models/transformer.h"
@@ -115,7 +117,7 @@ int train(int argc, char** argv) {
                                       {"--synthetic-max-words", "8"}, {"--valid-limit", "100"}, {"--valid-beam", "1"}});
   check(flags.model_size % flags.heads == 0, "--heads {} must divide --model-size {}", flags.heads, flags.model_size);
 
-  Run run(app, cfg.run);
+  Run run(cfg.run, run_settings(app));
   TranslationData data = read_translation_data(cfg, run);
   Generator init_gen(cfg.run.seed), noise_gen(cfg.run.seed + 1);
   Transformer model(model_options(cfg, flags, data.subword.vocab_size()), init_gen, noise_gen);
@@ -157,4 +159,7 @@ int train(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return run_main(argc, argv, train); }
+int main(int argc, char** argv) {
+  restart_with_polite_threads(argv);  // short OpenMP spins, for a machine shared with other jobs
+  return run_main(argc, argv, train);
+}

@@ -1,3 +1,4 @@
+#include "rmsgrad/experiments/common/flags.h"
 #include "rmsgrad/experiments/translation/translation_config.h"
 
 #include "rmsgrad/experiments/translation/synthetic_translation.h"

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "rmsgrad/experiments/common/norm_flags.h"
-#include "rmsgrad/experiments/common/run.h"
-#include "rmsgrad/experiments/common/trainer.h"
+#include "rmsgrad/train/run.h"
+#include "rmsgrad/train/trainer.h"
 #include "rmsgrad/experiments/translation/translation_data.h"
 
 namespace rg {

@@ -28,8 +28,9 @@
 #include <vector>
 
 #include "rmsgrad/core/error.h"
-#include "rmsgrad/experiments/common/run.h"
-#include "rmsgrad/experiments/common/trainer.h"
+#include "rmsgrad/experiments/common/flags.h"
+#include "rmsgrad/train/run.h"
+#include "rmsgrad/train/trainer.h"
 #include "rmsgrad/experiments/translation/subword.h"
 #include "rmsgrad/experiments/translation/translation_config.h"
 #include "rmsgrad/models/seq2seq.h"

@@ -18,9 +18,17 @@
 //   if (trainer.due_for_test()) trainer.log_test(evaluate(model, test));
 //
 // One step is a TrainingStep (training_step.h), as llm.c's main writes it:
-// zero_grad; loss.backward() (summing the gradients over the processes while
-// backward runs); the gradients' norm and clip factor; clear the tape; check
-// the loss and the gradients are finite; optimizer.step(clip factor).
+// loss.backward() (summing the gradients over the processes while backward
+// runs); the gradients' norm and clip factor; clear the tape; check the loss
+// and the gradients are finite; optimizer.step(clip factor); zero the
+// gradients. With accumulate_grad_batches = k, step() is called once per
+// micro-batch and every k-th call makes the update; steps, clipping, the
+// finite checks, logging, validation, checkpoints and resuming all count
+// optimizer steps.
+//
+// Process-wide settings: a Trainer changes one only where an option below
+// says so (precision, collective_deadline_minutes, follow_free_cores); the
+// thread count is the Run's (RunOptions::threads).
 //
 // The files it writes in the run directory (run.h has the logs):
 //   checkpoint.safetensors  after every validation: a training state
@@ -48,8 +56,6 @@
 // validates, writes logs and checkpoints and runs the final test:
 // due_for_validation() and due_for_test() say no on the others, which wait
 // for rank 0 in the next step's sums. A resumed run may have another N.
-#include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -58,10 +64,11 @@
 #include <vector>
 
 #include "rmsgrad/core/gemm.h"
+#include "rmsgrad/core/polite_threads.h"
 #include "rmsgrad/data/batching.h"
-#include "rmsgrad/experiments/common/progress.h"
-#include "rmsgrad/experiments/common/run.h"
-#include "rmsgrad/experiments/common/training_step.h"
+#include "rmsgrad/train/progress.h"
+#include "rmsgrad/train/run.h"
+#include "rmsgrad/train/training_step.h"
 #include "rmsgrad/layers/module.h"
 #include "rmsgrad/optim/optimizer.h"
 
@@ -85,32 +92,36 @@ struct TrainingOptions {
   // trainers skip an overflowed step — and the run stops only after
   // kMaxSkippedInARow such steps in a row.
   bool skip_nonfinite = false;
-  // After each update the optimizer uses no more threads than other processes
-  // leave cores free (core/polite_threads.h); the trainer notes each change
-  // in the log.
-  // keep_threads holds --threads throughout: a 2-thread run then repeats bit
-  // for bit however busy the machine is, and slows 2.5–3× beside a busy job.
-  bool keep_threads = false;
-  // The precision of the matrix products and convolutions, in training and
-  // evaluation (core/gemm.h): f32, or bf16 inputs with f32 sums. Weights,
-  // optimizer state, norms, softmax and losses are f32 either way.
-  Precision precision = Precision::F32;
+  // Gradient accumulation (Lightning's name): an optimizer step on the
+  // gradients of this many calls of step(), each loss weighted 1/k, so that k
+  // micro-batches of n examples train as one batch of k·n (training_step.h).
+  int64_t accumulate_grad_batches = 1;
+  // Between steps, use no more threads than other processes leave cores
+  // free, and go back up when they are free (core/polite_threads.h); each
+  // change is noted in the log. A process-wide setting (the thread count),
+  // off by default: a run that follows the free cores repeats bit for bit
+  // only when the machine is as busy as before, while one that does not
+  // repeats bit for bit however busy the machine is (and slows 2.5–3× beside
+  // a busy job on two cores).
+  bool follow_free_cores = false;
+  // When set, the precision of every matrix product and convolution of the
+  // process from the Trainer's construction on (core/gemm.h's
+  // set_product_precision): f32, or bf16 inputs with f32 sums. Weights,
+  // optimizer state, norms, softmax and losses are f32 either way. Unset:
+  // the process's precision as it is (f32 unless changed).
+  std::optional<Precision> precision = {};
   // Keep best.safetensors, the checkpoint with the highest Evaluation::score;
   // the name is how the log calls that score ("BLEU"). Empty: no best checkpoint.
   std::string best_metric = {};
   // Under mpirun: the size of the buckets in which gradients are summed over
   // the processes while backward runs (dist/gradient_reducer.h).
   double bucket_mb = dist::GradientReducer::kDefaultBucketBytes / 1048576.0;
-  // Under mpirun: how long a process waits in any collective for the others
-  // before it ends the job, naming the ranks that had not arrived
-  // (dist/process_group.h). 0: for ever.
-  double collective_deadline_minutes = dist::ProcessGroup::kDefaultDeadlineSeconds / 60.0;
+  // Under mpirun, when set: how long a process waits in any collective for
+  // the others before it ends the job, naming the ranks that had not arrived
+  // (dist/process_group.h's set_deadline, a setting of the process group).
+  // 0: for ever. Unset: the group's deadline as it is (kDefaultDeadlineSeconds).
+  std::optional<double> collective_deadline_minutes = {};
 };
-
-// The trainer's flags every driver has: --stop-after N (stop after step N as
-// if interrupted, to test --resume), --train-minutes, --skip-nonfinite,
-// --keep-threads, --bucket-mb, --collective-deadline and --precision.
-void add_trainer_flags(CLI::App& app, TrainingOptions& options);
 
 inline constexpr int kMaxSkippedInARow = 10;
 
@@ -154,12 +165,14 @@ class Trainer {
   int64_t steps_taken() const { return step_; }
   int64_t next_step() const { return step_ + 1; }  // the 1-based number of the step about to be taken
 
-  // One optimizer step on the gradient of `loss` (see the top of this file).
-  // A loss or gradient that is not finite stops the run (rg::Error naming
-  // the step and what is not finite), or with skip_nonfinite skips the update.
+  // Backward of `loss`, and every accumulate_grad_batches-th call an
+  // optimizer step (see the top of this file). A loss or gradient that is
+  // not finite stops the run (rg::Error naming the step and what is not
+  // finite), or with skip_nonfinite skips the update.
   void step(const Var& loss);
 
-  // After a step: is a train line due (every --log-every steps and the last)?
+  // After an optimizer step: is a train line due (every log_every steps and
+  // the last)? Says no after a call of step() that made no update.
   bool due_for_log() const;
   // The train line: the mean loss of the steps since the last one, then
   // `extra` (e.g. the interval's error rate), then the epoch.
@@ -212,6 +225,9 @@ class Trainer {
   bool budget_spent_ = false;  // resumed after --train-minutes ran out: nothing to train
   bool last_ = false;          // the step just taken is the last one (steps or the budget)
   bool took_step_ = false;     // this process has taken a step
+  bool just_updated_ = false;  // the last call of step() made an optimizer step
+  int64_t micro_batch_ = 0;    // micro-batches of the optimizer step under way
+  FreeCoreFollower free_cores_;
   bool stopped_ = false;       // running() has said no
   bool stopped_early_ = false; // by --stop-after: no final test
   int skipped_in_a_row_ = 0;

@@ -1,11 +1,13 @@
 // One optimizer step (see training_step.h).
-#include "rmsgrad/experiments/common/training_step.h"
+#include "rmsgrad/train/training_step.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
 
+#include "rmsgrad/autograd/ops.h"
 #include "rmsgrad/autograd/tape.h"
+#include "rmsgrad/core/error.h"
 
 namespace rg {
 
@@ -14,14 +16,39 @@ TrainingStep::TrainingStep(Module& model, Optimizer& optimizer, ClipOptions clip
     : model_(model), optimizer_(optimizer), clip_(clip), group_(group),
       reducer_(group, model.named_parameters(), bucket_bytes) {}
 
-StepOutcome TrainingStep::update(const Var& loss) {
+StepOutcome TrainingStep::update(const Var& loss) { return finish(static_cast<double>(loss.item())); }
+
+StepOutcome TrainingStep::finish(double local_loss) {
   const auto [gradient_norm, gradient_scale] = clip_gradients();
-  const double loss_value = group_.sum(static_cast<double>(loss.item()));  // the global batch's loss
+  const double loss_value = group_.sum(local_loss);  // the global batch's loss
   tape().clear();
   StepOutcome outcome{.loss = loss_value, .gradient_norm = gradient_norm,
                       .nonfinite = nonfinite(loss_value, gradient_norm)};
   if (outcome.nonfinite.empty()) optimizer_.step(gradient_scale);
+  zero_grad();
   return outcome;
+}
+
+void TrainingStep::accumulate(const Var& loss, int64_t micro_batches) {
+  check(micro_batches >= 2, "TrainingStep::accumulate: {} micro-batches; accumulating needs at least 2",
+        micro_batches);
+  check(accumulated_ < micro_batches - 1, "TrainingStep::accumulate: {} micro-batches accumulated of {}; the last "
+        "one goes through take(loss, {})", accumulated_ + 1, micro_batches, micro_batches);
+  accumulated_loss_ += static_cast<double>(loss.item());
+  ++accumulated_;
+  tape().backward(loss * (1.0f / static_cast<float>(micro_batches)));  // this process's share only
+  tape().clear();
+}
+
+StepOutcome TrainingStep::take(const Var& loss, int64_t micro_batches) {
+  if (micro_batches == 1) return take(loss);
+  check(accumulated_ == micro_batches - 1, "TrainingStep::take: {} micro-batches accumulated before the last of {}",
+        accumulated_, micro_batches);
+  const double mean_loss = (accumulated_loss_ + static_cast<double>(loss.item())) / static_cast<double>(micro_batches);
+  accumulated_loss_ = 0.0;
+  accumulated_ = 0;
+  backward(loss * (1.0f / static_cast<float>(micro_batches)));  // summed over the processes, with the rest
+  return finish(mean_loss);
 }
 
 GlobalClip TrainingStep::clip_gradients() {

@@ -1,5 +1,5 @@
 // The progress bar (see progress.h).
-#include "rmsgrad/experiments/common/progress.h"
+#include "rmsgrad/train/progress.h"
 
 #include <fmt/format.h>
 #include <unistd.h>

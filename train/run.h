@@ -1,23 +1,25 @@
 #pragma once
-// The run: the run directory and its logs, and the entry point, the same for
-// every experiment driver (its flags are flags.h's). A driver builds a Run from its flags and hands it to
-// its Trainer (trainer.h), which writes the logs below:
+// The run: the run directory and its logs, and a program's entry point. A
+// program builds a Run from its options and hands it to its Trainer
+// (trainer.h), which writes the logs below:
 //
 //   int train(int argc, char** argv) {
-//     CifarConfig cfg;                                // the driver's settings, cfg.run among them
-//     CLI::App app{"CIFAR-10, ConvPool-CNN-C"};
-//     add_cifar_flags(app, cfg);                      // add_run_options first, then the driver's own
-//     if (auto exit_code = rg::parse_flags(app, argc, argv)) return *exit_code;
-//     rg::Run run(app, cfg.run);                      // prints and checks every setting
+//     rg::Run run({.out = "runs/quadrants", .log_every = 200});  // prints and checks every setting
 //     <data, model, optimizer>;
-//     rg::Trainer trainer(run, model, adam, cfg.training);
+//     rg::Trainer trainer(run, model, adam, {.steps = 600});
 //     <the training loop: trainer.h>
 //     return 0;
 //   }
 //   int main(int argc, char** argv) { return rg::run_main(argc, argv, train); }
 //
-// The run directory (--out) holds
-//   config.json    every flag → its value, numbers and booleans typed
+// A run's settings are what config.json records, the header prints and
+// --resume compares: by default the RunOptions themselves ("out", "seed",
+// "log_every", ...); a program with settings of its own passes them all as
+// RunSettings (the experiment drivers pass every command-line flag:
+// experiments/common/flags.h's run_settings).
+//
+// The run directory (RunOptions::out) holds
+//   config.json    every setting → its value, numbers and booleans typed
 //   metrics.jsonl  one JSON object per line, flushed at once:
 //                  {"step", "split": "train"|"valid"|"test", "loss", "time_sec", <extra fields>},
 //                  train lines also "sec_per_1k_steps" (null when no step has passed).
@@ -66,10 +68,7 @@
 // is an error on all of them); --threads 0 splits the machine's cores among
 // the processes on it; and run_main turns an error on any rank into
 // "error: rank r of N: <message>" and the end of the whole job.
-#include <CLI/CLI.hpp>
-
 #include "rmsgrad/core/tensor.h"
-#include "rmsgrad/experiments/common/flags.h"
 
 #include <chrono>
 #include <cstdint>
@@ -86,6 +85,38 @@
 #include <vector>
 
 namespace rg {
+
+// The settings every run has.
+struct RunOptions {
+  uint64_t seed = 0;               // recorded with the run; the program seeds its generators with it
+  // Threads for the library's loops and products: set_num_threads(threads)
+  // when above 0 (a process-wide setting); 0 leaves the count as it is
+  // (OMP_NUM_THREADS, else every core), divided among the processes of an
+  // MPI job that share this machine.
+  int threads = 0;
+  std::string out = "runs/run";    // the run directory
+  bool resume = false;             // continue the run in `out` from its checkpoint
+  int64_t log_every = 100;         // steps between train lines
+  bool overwrite = false;          // a fresh run into an `out` that holds a run moves that run aside
+  bool resume_with_changes = false;  // resume may change settings that change what is trained
+};
+
+// One setting of a run, as config.json keeps it.
+struct Setting {
+  std::string name;                   // "lr"
+  std::string json;                   // its value as JSON text: 0.1, true, "rmsnorm", [1, 2], null
+  bool may_change_on_resume = false;  // a change on resume is noted, not refused (threads, the log cadence)
+};
+
+// Every setting that makes a run what it is, and how the header names them.
+struct RunSettings {
+  std::string title = {};             // the header's first line ("CIFAR-10, ConvPool-CNN-C"); "" for none
+  std::vector<Setting> settings = {};
+  std::string name_prefix = "";       // how the header and the messages write a name: "--" for flags
+};
+// The RunOptions as settings: what a Run made in code records and prints,
+// named as their fields (".out", ".log_every").
+RunSettings settings_of(const RunOptions& options);
 
 // Runs a program's body; an exception's message becomes one "error: ..." line
 // on stderr and exit code 1. The body returns an exit code or nothing (0).
@@ -131,13 +162,13 @@ class Run {
  public:
   using Fields = std::vector<std::pair<std::string, double>>;  // extra metrics, by name
 
-  // Creates the run directory, sets the thread count and prints every
-  // setting (config.json and the logs are written from begin_training on).
-  // Throws rg::Error naming the path when the directory cannot be created or
-  // written.
-  Run(const CLI::App& app, const RunOptions& options);
-  // A run of a program without flags of its own: its settings are `options`.
+  // Creates the run directory, sets the thread count (RunOptions::threads)
+  // and prints every setting (config.json and the logs are written from
+  // begin_training on). Throws rg::Error naming the path when the directory
+  // cannot be created or written. Without `settings` the run's settings are
+  // its options (settings_of).
   explicit Run(const RunOptions& options);
+  Run(const RunOptions& options, RunSettings settings);
   ~Run();
   Run(const Run&) = delete;
   Run& operator=(const Run&) = delete;
@@ -190,11 +221,14 @@ class Run {
   // The settings that differ from the resumed run's config.json, noted; an
   // error listing those that change what is trained, unless allowed.
   void compare_with_resumed_run(const std::string& saved_config, bool allow_changes);
+  std::string label(const std::string& name) const { return name_prefix_ + name; }  // "--lr"
 
   std::filesystem::path dir_;
   bool resuming_ = false;
   int64_t log_every_ = 100;
   std::string settings_json_;
+  std::string name_prefix_;
+  std::vector<std::string> may_change_;    // the settings that may change on resume
   std::ofstream log_;
   std::ofstream metrics_;
   Clock::time_point created_;

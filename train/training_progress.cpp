@@ -1,4 +1,4 @@
-#include "rmsgrad/experiments/common/training_progress.h"
+#include "rmsgrad/train/training_progress.h"
 
 #include <charconv>
 #include <cmath>

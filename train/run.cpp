@@ -1,6 +1,6 @@
 // The run: the run directory, config.json, metrics.jsonl and train.log (see
 // run.h for the files and the resume policy), and the drivers' entry point.
-#include "rmsgrad/experiments/common/run.h"
+#include "rmsgrad/train/run.h"
 
 #include <fmt/format.h>
 
@@ -21,7 +21,7 @@
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/core/parallel.h"
 #include "rmsgrad/dist/process_group.h"
-#include "rmsgrad/experiments/common/progress.h"
+#include "rmsgrad/train/progress.h"
 
 namespace rg {
 
@@ -52,6 +52,11 @@ int run_main(int argc, char** argv, int (*train)(int argc, char** argv)) {
 }
 
 namespace {
+
+// A setting's value as the header shows it: a string bare, null as "-".
+std::string display_setting(const json& value) {
+  return value.is_string() ? value.get<std::string>() : value.is_null() ? "-" : value.dump();
+}
 
 // The files that make a run directory hold a run.
 const char* const kRunFiles[] = {"config.json", "metrics.jsonl", "train.log", "checkpoint.safetensors",
@@ -93,26 +98,24 @@ void write_replacing(const std::string& file, const std::string& text) {
   check(!ec, "cannot replace '{}': {}", file, ec.message());
 }
 
-// The flags of a program that has only the run's own, set to `options`.
-struct RunFlags {
-  RunOptions values;
-  CLI::App app;
-};
-
-std::unique_ptr<RunFlags> run_flags(const RunOptions& options) {
-  auto flags = std::make_unique<RunFlags>();
-  flags->values = options;
-  add_run_options(flags->app, flags->values);
-  return flags;
-}
-
 }  // namespace
 
-// (The flags live until the end of the delegation: they are a temporary of its full expression.)
-Run::Run(const RunOptions& options) : Run(run_flags(options)->app, options) {}
+RunSettings settings_of(const RunOptions& options) {
+  auto setting = [](const char* name, const json& value, bool may_change = false) {
+    return Setting{.name = name, .json = value.dump(), .may_change_on_resume = may_change};
+  };
+  return {.settings = {setting("seed", options.seed), setting("threads", options.threads, true),
+                       setting("out", options.out), setting("resume", options.resume),
+                       setting("log_every", options.log_every, true), setting("overwrite", options.overwrite),
+                       setting("resume_with_changes", options.resume_with_changes)},
+          .name_prefix = "."};
+}
 
-Run::Run(const CLI::App& app, const RunOptions& options)
-    : dir_(options.out), resuming_(options.resume), log_every_(options.log_every), created_(Clock::now()),
+Run::Run(const RunOptions& options) : Run(options, settings_of(options)) {}
+
+Run::Run(const RunOptions& options, RunSettings run_settings)
+    : dir_(options.out), resuming_(options.resume), log_every_(options.log_every),
+      name_prefix_(std::move(run_settings.name_prefix)), created_(Clock::now()),
       uncaught_at_creation_(std::uncaught_exceptions()) {
   check(!options.out.empty(), "--out is empty; name a run directory");
   check(!(options.resume && options.overwrite), "--resume continues the run in --out and --overwrite moves it aside; "
@@ -135,7 +138,14 @@ Run::Run(const CLI::App& app, const RunOptions& options)
     set_num_threads(options.threads);
   else if (dist::local_processes() > 1)  // the cores are shared by the job's processes on this machine
     set_num_threads(std::max(1, num_threads() / dist::local_processes()));
-  json settings = flag_settings(app);
+  json settings = json::object();
+  for (const Setting& setting : run_settings.settings) {
+    json value = json::parse(setting.json, nullptr, /*allow_exceptions=*/false);
+    check(!value.is_discarded(), "Run: the setting '{}' is not JSON: {}", setting.name, setting.json);
+    check(!settings.contains(setting.name), "Run: two settings named '{}'", setting.name);
+    settings[setting.name] = std::move(value);
+    if (setting.may_change_on_resume) may_change_.push_back(setting.name);
+  }
   settings_json_ = settings.dump(2);
   if (group.distributed()) check_same_settings(group, settings);
   if (!writer_) return;  // only rank 0 touches the run directory and prints
@@ -174,16 +184,16 @@ Run::Run(const CLI::App& app, const RunOptions& options)
   // The header: every setting, fixed-width, written as one block (one write
   // to the terminal and the log, not one per line).
   size_t width = 0;
-  for (const auto& [name, value] : settings.items()) width = std::max(width, name.size() + 2);
+  for (const auto& [name, value] : settings.items()) width = std::max(width, label(name).size());
   std::string header;
-  if (!app.get_description().empty()) header += app.get_description() + '\n';
+  if (!run_settings.title.empty()) header += run_settings.title + '\n';
   header += fmt::format("{:<{}}  {} ({})\n", "run", width, dir_.string(), resuming_ ? "resuming" : "fresh");
   header += fmt::format("{:<{}}  {}", "threads", width, num_threads());
   if (group.distributed())
     header += fmt::format("\n{:<{}}  {} (data-parallel over MPI; --batch is the global batch)", "processes", width,
                           group.size());
   for (const auto& [name, value] : settings.items())
-    header += fmt::format("\n{:<{}}  {}", "--" + name, width, display_setting(value));
+    header += fmt::format("\n{:<{}}  {}", label(name), width, display_setting(value));
   write_line(header, false);
   if (resuming_) compare_with_resumed_run(saved_config_, options.resume_with_changes);
 }
@@ -202,16 +212,16 @@ void Run::compare_with_resumed_run(const std::string& saved_config, bool allow_c
   json changes = json::object();
   std::vector<std::string> refused;
   for (const auto& [name, value] : settings.items()) {
-    if (name == "resume" || name == "resume-with-changes" || !saved.contains(name) || saved[name] == value) continue;
+    if (name == "resume" || name == "resume-with-changes" || name == "resume_with_changes" || !saved.contains(name) || saved[name] == value) continue;
     changes[name] = json::array({saved[name], value});
-    if (!may_change_on_resume(name))
-      refused.push_back(fmt::format("--{} {} -> {}", name, display_setting(saved[name]), display_setting(value)));
+    if (std::find(may_change_.begin(), may_change_.end(), name) == may_change_.end())
+      refused.push_back(fmt::format("{} {} -> {}", label(name), display_setting(saved[name]), display_setting(value)));
   }
   check(refused.empty() || allow_changes,
         "--resume would train something else than the run in '{}': {}; resume with the run's own settings, or add "
         "--resume-with-changes to continue with these", dir_.string(), fmt::join(refused, ", "));
   for (const auto& [name, pair] : changes.items())
-    note(fmt::format("--{} changed on resume: {} -> {}", name, display_setting(pair[0]), display_setting(pair[1])));
+    note(fmt::format("{} changed on resume: {} -> {}", label(name), display_setting(pair[0]), display_setting(pair[1])));
   changes_json_ = changes.dump();
 }
 

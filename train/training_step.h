@@ -1,18 +1,29 @@
 #pragma once
 // One optimizer step on the gradient of a loss: the part of the Trainer
 // (trainer.h) that a benchmark times and a loop of one's own can call alone.
-// The three parts, in order, as llm.c's main writes them:
+// The parts, in order, as llm.c's main writes them:
 //
-//   zero_grad()     every parameter's gradient to 0
 //   backward(loss)  loss.backward(), with the gradients summed over the
 //                   processes of an MPI job while it runs (dist/gradient_reducer.h)
 //   update(loss)    the gradients' norm and clip; the loss summed over the
 //                   processes; the tape cleared (a value carried into the next
 //                   step without detach() is then an error, not a silent cut
 //                   in the gradient); then, when the loss and every gradient
-//                   are finite, optimizer.step(clip factor), else no update
+//                   are finite, optimizer.step(clip factor), else no update;
+//                   then every parameter's gradient back to 0
 //
-// take(loss) is the three at once.
+// take(loss) is the two at once. The gradients are zeroed after the update,
+// not before the next backward: a gradient that a backward outside the step
+// left (a check of one's own) is added into the next step's, never wiped, as
+// in PyTorch's `loss.backward(); opt.step(); opt.zero_grad()`.
+//
+// Gradient accumulation: an optimizer step on k micro-batches. The first
+// k − 1 go through accumulate(loss, k), which adds the gradient of loss/k
+// and returns (no sum over the processes, as DDP's no_sync: one sum per
+// optimizer step); the k-th through take(loss, k), which adds its loss/k,
+// sums, clips and updates. The micro-batches' losses are means over n
+// examples each, so the gradient is that of the mean over k·n, as one batch
+// of k·n gives it to float rounding; the step's loss is their mean.
 #include <cstdint>
 #include <string>
 
@@ -47,10 +58,11 @@ class TrainingStep {
   void backward(const Var& loss) { reducer_.backward(loss); }
   StepOutcome update(const Var& loss);
   StepOutcome take(const Var& loss) {
-    zero_grad();
     backward(loss);
     return update(loss);
   }
+  void accumulate(const Var& loss, int64_t micro_batches);
+  StepOutcome take(const Var& loss, int64_t micro_batches);
 
   const dist::GradientReducer& reducer() const { return reducer_; }
 
@@ -60,12 +72,15 @@ class TrainingStep {
   // gradients' (NaN/Inf if any is).
   GlobalClip clip_gradients();
   std::string nonfinite(double loss_value, double gradient_norm) const;
+  StepOutcome finish(double local_loss);  // clip, sum the loss, update, zero the gradients
 
   Module& model_;
   Optimizer& optimizer_;
   ClipOptions clip_;
   dist::ProcessGroup& group_;
   dist::GradientReducer reducer_;
+  double accumulated_loss_ = 0.0;  // this process's micro-batch losses so far in this step
+  int64_t accumulated_ = 0;        // and how many
 };
 
 }  // namespace rg

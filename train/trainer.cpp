@@ -1,5 +1,5 @@
 // The trainer (see trainer.h).
-#include "rmsgrad/experiments/common/trainer.h"
+#include "rmsgrad/train/trainer.h"
 
 #include <fmt/format.h>
 
@@ -10,51 +10,11 @@
 
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/core/parallel.h"
-#include "rmsgrad/core/polite_threads.h"
-#include "rmsgrad/experiments/common/training_progress.h"
+#include "rmsgrad/train/training_progress.h"
 #include "rmsgrad/layers/save_load.h"
 #include "rmsgrad/optim/save_load.h"
 
 namespace rg {
-
-void add_trainer_flags(CLI::App& app, TrainingOptions& options) {
-  app.add_option("--stop-after", options.stop_after, "stop after this step as if interrupted (for testing --resume)")
-      ->check(rg::non_negative);
-  app.add_option("--train-minutes", options.train_minutes,
-                 "a budget of training time: stop after the step that ends this many minutes of training "
-                 "(evaluation excluded) or at --steps, whichever comes first, then validate and test as at "
-                 "the last step (0: no budget)")
-      ->check(rg::non_negative);
-  app.add_flag("--skip-nonfinite", options.skip_nonfinite,
-               "skip a step whose loss or gradient is NaN or infinite instead of stopping");
-  app.add_flag("--keep-threads", options.keep_threads,
-               "use --threads threads throughout, also while other processes hold cores (by default a run "
-               "uses only the cores they leave free, and its last bits then depend on the machine's load)");
-  app.add_option("--bucket-mb", options.bucket_mb,
-                 "under mpirun: MiB of gradients summed over the processes at a time, while backward runs")
-      ->check(rg::in_range(0.001, 4096.0));
-  app.add_option("--collective-deadline", options.collective_deadline_minutes,
-                 "under mpirun: minutes a process waits for the others in a sum or broadcast before it ends the "
-                 "job, naming the ranks that had not arrived (0: for ever); rank 0's validations must fit in it")
-      ->check(CLI::Validator(
-          [](std::string& text) {
-            double minutes = -1.0;
-            return CLI::detail::lexical_cast(text, minutes) && (minutes == 0.0 || (minutes >= 0.01 && minutes <= 1e6))
-                       ? std::string()
-                       : std::string("give 0 (no deadline) or 0.01 to 1000000 minutes");
-          },
-          "0 or in [0.01, 1e6]"));
-  // Parsed from its name, so that config.json records "bf16", not the enum's number.
-  app.add_option_function<std::string>(
-         "--precision", [&options](const std::string& name) { options.precision = parse_precision(name); },
-         "the matrix products' and convolutions' inputs: f32, or bf16 with f32 sums (needs oneDNN); "
-         "weights, optimizer state, norms and losses stay f32")
-      ->check(CLI::IsMember({"f32", "bf16"}))
-      // Refused here, before a run folder exists, where this build or CPU cannot.
-      ->check(CLI::Validator(
-          [](std::string& name) { return product_precision_problem(parse_precision(name)); }, ""))
-      ->default_str(std::string(precision_name(options.precision)));
-}
 
 Trainer::Trainer(Run& run, Module& model, Optimizer& optimizer, TrainingOptions options)
     : run_(run), model_(model), optimizer_(optimizer), options_(std::move(options)),
@@ -65,9 +25,10 @@ Trainer::Trainer(Run& run, Module& model, Optimizer& optimizer, TrainingOptions 
       best_score_(std::numeric_limits<double>::lowest()) {  // below every score
   check(options_.steps >= 1, "Trainer: steps is {}; train at least one", options_.steps);
   check(options_.eval_every >= 1, "Trainer: eval_every is {}; it must be at least 1", options_.eval_every);
-  keep_requested_threads(options_.keep_threads);
-  group_.set_deadline(options_.collective_deadline_minutes * 60.0);
-  set_product_precision(options_.precision);
+  check(options_.accumulate_grad_batches >= 1, "Trainer: accumulate_grad_batches is {}; it must be at least 1",
+        options_.accumulate_grad_batches);
+  if (options_.collective_deadline_minutes) group_.set_deadline(*options_.collective_deadline_minutes * 60.0);
+  if (options_.precision) set_product_precision(*options_.precision);
 }
 
 Trainer::~Trainer() = default;
@@ -118,14 +79,22 @@ bool Trainer::running() {
 
 void Trainer::step(const Var& loss) {
   check(started_ && !stopped_, "Trainer::step: call it while running() says yes");
-  const int threads_before = num_threads();
-  const StepOutcome outcome = training_step_.take(loss);  // no update when not finite
-  // The optimizer's step() follows the free cores (core/polite_threads.h).
-  if (const int now = num_threads(); now != threads_before)
-    run_.note(fmt::format("step {}: {} thread{} from here: {} (--keep-threads keeps {})", step_ + 2, now,
-                          now == 1 ? "" : "s",
-                          now < threads_before ? "other processes hold the other cores" : "cores are free again",
-                          requested_threads()));
+  const int64_t micro_batches = options_.accumulate_grad_batches;
+  if (++micro_batch_ < micro_batches) {  // a micro-batch's gradient, added; the update comes with the last
+    training_step_.accumulate(loss, micro_batches);
+    just_updated_ = false;
+    return;
+  }
+  micro_batch_ = 0;
+  just_updated_ = true;
+  const StepOutcome outcome = training_step_.take(loss, micro_batches);  // no update when not finite
+  if (options_.follow_free_cores) {
+    const int threads_before = num_threads();
+    if (const int now = free_cores_.follow(); now != threads_before)
+      run_.note(fmt::format("step {}: {} thread{} from here: {} (of {})", step_ + 2, now, now == 1 ? "" : "s",
+                            now < threads_before ? "other processes hold the other cores" : "cores are free again",
+                            requested_threads()));
+  }
   ++step_;
   took_step_ = true;
   if (!outcome.nonfinite.empty()) {
@@ -148,7 +117,7 @@ void Trainer::step(const Var& loss) {
   last_ = step_ == options_.steps || out_of_time();
 }
 
-bool Trainer::due_for_log() const { return took_step_ && (step_ % run_.log_every() == 0 || last_); }
+bool Trainer::due_for_log() const { return just_updated_ && (step_ % run_.log_every() == 0 || last_); }
 
 void Trainer::log_train(Run::Fields extra) {
   extra.emplace_back("epoch", epoch());
@@ -162,6 +131,7 @@ bool Trainer::due_for_validation() {
   check(started_, "Trainer::due_for_validation: call start() first");
   // Step 0 is validated once, before training: a run resumed from its step-0
   // checkpoint logged it already.
+  if (micro_batch_ > 0) return false;  // within an accumulated step
   const bool due = took_step_ ? step_ % options_.eval_every == 0 || last_ : step_ == 0 && !run_.resuming();
   if (!due) return false;
   // A checkpoint is good before it is saved: an update that overflowed (a
@@ -210,7 +180,8 @@ void Trainer::log_test(const Scores& scores) { run_.log_eval("test", step_, scor
 
 double Trainer::epoch() const {
   if (cursor_ == nullptr || cursor_->batches_per_epoch() == 0) return 0.0;
-  return static_cast<double>(step_) / static_cast<double>(cursor_->batches_per_epoch());
+  return static_cast<double>(step_ * options_.accumulate_grad_batches) /
+         static_cast<double>(cursor_->batches_per_epoch());
 }
 
 // Every process must stop at the same step: rank 0's clock decides.
