@@ -91,19 +91,12 @@ void for_each_value(const View& v, F f) {
   });
 }
 
-StatisticsSum& statistics_sum() {
-  static StatisticsSum sum;
-  return sum;
-}
-
 // Σ over the processes, in place, when BatchNorm is synchronised.
-void sum_over_processes(std::vector<double>& values) {
-  if (statistics_sum()) statistics_sum()(values);
+void sum_over_processes(const StatisticsSum& sum, std::vector<double>& values) {
+  if (sum) sum(values);
 }
 
 }  // namespace
-
-void set_batch_norm_statistics_sum(StatisticsSum sum) { statistics_sum() = std::move(sum); }
 
 Var batch_norm(const Var& x, const Var& gain, const Var& bias, BatchNormState& state, bool training) {
   check(x.defined() && gain.defined() && bias.defined(), "batch_norm: undefined input, gain or bias");
@@ -126,9 +119,9 @@ Var batch_norm(const Var& x, const Var& gain, const Var& bias, BatchNormState& s
   const float* px = x.value().data();
   if (training) {
     std::vector<double> sum = channel_sums(v, [px](int64_t i, int64_t) { return px[i]; });
-    if (statistics_sum()) {
+    if (state.sum) {
       sum.push_back(static_cast<double>(count));
-      sum_over_processes(sum);
+      sum_over_processes(state.sum, sum);
       count = static_cast<int64_t>(sum.back());
       sum.pop_back();
     }
@@ -136,7 +129,7 @@ Var batch_norm(const Var& x, const Var& gain, const Var& bias, BatchNormState& s
     const std::vector<float>& mu = *mean;
     std::vector<double> sq =
         channel_sums(v, [px, &mu](int64_t i, int64_t c) { return (px[i] - mu[c]) * (px[i] - mu[c]); });
-    sum_over_processes(sq);
+    sum_over_processes(state.sum, sq);
     float* rm = state.running_mean.data();
     float* rv = state.running_var.data();
     for (int64_t c = 0; c < v.c; ++c) {
@@ -164,9 +157,9 @@ Var batch_norm(const Var& x, const Var& gain, const Var& bias, BatchNormState& s
     py[i] = px[i] * sc[c] + sh[c];
   });
 
-  const bool synchronised = training && static_cast<bool>(statistics_sum());
+  StatisticsSum sync = training ? state.sum : StatisticsSum();  // copied: the node may outlive the state
   return tape().record("batch_norm", std::move(y), {x, gain, bias},
-                       [v, mean, inv_std, training, count, synchronised](Node& n) {
+                       [v, mean, inv_std, training, count, sync](Node& n) {
     const float* a = n.inputs[0]->value.data();
     const float* g = n.inputs[1]->value.data();
     const float* d = n.grad.data();
@@ -183,9 +176,9 @@ Var batch_norm(const Var& x, const Var& gain, const Var& bias, BatchNormState& s
     Tensor* dx = n.input_grad(0);
     // Synchronised: dx needs the sums over the whole batch (every process
     // makes this call, whether or not it needs dx, to keep the order).
-    if (synchronised) {
-      sum_over_processes(d_sum);
-      sum_over_processes(dxh_sum);
+    if (sync) {
+      sum_over_processes(sync, d_sum);
+      sum_over_processes(sync, dxh_sum);
     }
     if (!dx) return;
     // dx = α_c δ − κ_c (x − μ_c) − λ_c with α = g r, κ = α r mean(δ x̂),

@@ -1,18 +1,22 @@
 // A user's own training loop, timed: a character GRU language model trained
 // with the calls of the README's program only (a Module, Adam, zero_grad,
-// backward, step) and set_num_threads. Nothing about sharing the machine is
-// called; whatever the library does for a program that shares its cores, it
-// does by itself. bench/bench_own_loop.sh runs it alone and beside a busy
-// process and reports the ratio.
+// backward, step) and set_num_threads. By default nothing about sharing the
+// machine is called, and the library does nothing about it by itself;
+// --polite first calls restart_with_polite_threads (short OpenMP spins), and
+// --follow makes a FreeCoreFollower fit the threads to the free cores
+// between steps (core/polite_threads.h). bench/bench_own_loop.sh runs it
+// alone and beside a busy process and reports the ratio.
 //
-//   bench_own_loop [--threads 2] [--steps 30] [--warmup 5]
+//   bench_own_loop [--threads 2] [--steps 30] [--warmup 5] [--polite] [--follow]
 //
-// Prints one JSON object: {"threads": 2, "steps": 30, "ms_per_step": ..., "ms_min": ...}.
+// Prints one JSON object: {"threads": 2, "steps": 30, "polite": false, "follow": false, "ms_per_step": ...,
+// "ms_min": ...}.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <string_view>
 #include <vector>
 
 #include "bench/bench_cli.h"
@@ -42,12 +46,17 @@ class CharGRU : public Module {
 }  // namespace
 
 int main(int argc, char** argv) {
-  rg::restart_with_polite_threads(argv);  // as the drivers run: short OpenMP spins
+  // Read before CLI11 parses, which it must not do twice: the restart re-runs main().
+  for (int i = 1; i < argc; ++i)
+    if (std::string_view(argv[i]) == "--polite") rg::restart_with_polite_threads(argv);
   int threads = 2, steps = 30, warmup = 5;
+  bool polite = false, follow = false;
   CLI::App app{"a user's own training loop, timed", "bench_own_loop"};
   app.add_option("--threads", threads, "threads")->check(CLI::PositiveNumber);
   app.add_option("--steps", steps, "timed steps")->check(CLI::PositiveNumber);
   app.add_option("--warmup", warmup, "untimed steps first")->check(CLI::NonNegativeNumber);
+  app.add_flag("--polite", polite, "restart with short OpenMP spins first (restart_with_polite_threads)");
+  app.add_flag("--follow", follow, "between steps, use only the cores other processes leave free");
   if (int code = bench::parse_bench_flags(app, argc, argv); code >= 0) return code;
   set_num_threads(threads);
 
@@ -55,8 +64,10 @@ int main(int argc, char** argv) {
   Generator gen(0);
   CharGRU model(vocab);
   Adam adam(model.named_parameters(), {.lr = 2e-3});
+  FreeCoreFollower follower;
   std::vector<double> ms;
   for (int step = 0; step < warmup + steps; ++step) {
+    if (follow) follower.follow();
     std::vector<int32_t> text(static_cast<size_t>((window + 1) * batch));
     for (int32_t& c : text) c = static_cast<int32_t>(gen.randint(vocab));
     Indices inputs(Shape{window, batch}, std::vector<int32_t>(text.begin(), text.begin() + window * batch));
@@ -70,7 +81,8 @@ int main(int argc, char** argv) {
     if (step >= warmup) ms.push_back(took);
   }
   std::sort(ms.begin(), ms.end());
-  std::printf("{\"threads\": %d, \"steps\": %d, \"ms_per_step\": %.3f, \"ms_min\": %.3f}\n", threads, steps,
+  std::printf("{\"threads\": %d, \"steps\": %d, \"polite\": %s, \"follow\": %s, \"ms_per_step\": %.3f, "
+              "\"ms_min\": %.3f}\n", threads, steps, polite ? "true" : "false", follow ? "true" : "false",
               ms[ms.size() / 2], ms.front());
   return 0;
 }

@@ -10,7 +10,9 @@
 #   bench/bench_own_loop.sh [PROGRAM ...]    # default build/bin/bench_own_loop; ROUNDS=4, STEPS=30
 #
 # Given several programs (the same source built against two versions of the
-# library), each is timed in every round, in turn.
+# library), each is timed in every round, in turn; and each in every mode of
+# MODES (default: the loop as written, with --polite, and with --polite
+# --follow; modes separated by commas).
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 programs=("$@")
@@ -21,21 +23,25 @@ fi
 busy_loop() { while :; do :; done; }
 competitor=""
 trap 'if [ -n "$competitor" ]; then kill "$competitor" 2>/dev/null || true; fi; rm -rf "$scratch"' EXIT
+IFS=, read -r -a modes <<< "${MODES:-,--polite,--polite --follow}"
 for _ in $(seq "${ROUNDS:-4}"); do
   for program in "${programs[@]}"; do
+   for mode in "${modes[@]}"; do
     for setting in alone shared; do
       if [ "$setting" = shared ]; then
         busy_loop &
         competitor=$!
       fi
-      "$program" --threads 2 --steps "${STEPS:-30}" |
-        sed "s|^{|{\"program\": \"$program\", \"setting\": \"$setting\", |" | tee -a "$lines"
+      # shellcheck disable=SC2086  # a mode is several flags
+      "$program" --threads 2 --steps "${STEPS:-30}" $mode |
+        sed "s|^{|{\"program\": \"$program $mode\", \"setting\": \"$setting\", |" | tee -a "$lines"
       if [ -n "$competitor" ]; then
         kill "$competitor"
         wait "$competitor" 2>/dev/null || true
         competitor=""
       fi
     done
+   done
   done
 done
 echo

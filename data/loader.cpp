@@ -20,8 +20,9 @@ Shape with_rows(Shape shape, int64_t rows) {
 
 void check_dataset(const LabelledTensors& data, const char* who) {
   check(data.inputs.defined() && data.inputs.rank() >= 1, "{}: the dataset has no inputs tensor [N, ...]", who);
-  check(static_cast<int64_t>(data.labels.size()) == data.size(), "{}: the dataset has {} input rows but {} labels",
-        who, data.size(), data.labels.size());
+  check(data.labels.empty() || static_cast<int64_t>(data.labels.size()) == data.size(),
+        "{}: the dataset has {} input rows but {} labels (give one per row, or none)", who, data.size(),
+        data.labels.size());
 }
 
 // Batches of consecutive rows: the planner of an unshuffled loader.
@@ -66,13 +67,14 @@ LabelledBatch gather(const LabelledTensors& data, std::span<const int64_t> rows)
   check_dataset(data, "gather");
   const int64_t width = row_size(data.inputs);
   Tensor inputs = Tensor::empty(with_rows(data.inputs.shape(), static_cast<int64_t>(rows.size())));
-  std::vector<int32_t> labels(rows.size());
+  const bool labelled = !data.labels.empty();
+  std::vector<int32_t> labels(labelled ? rows.size() : 0);
   for (size_t i = 0; i < rows.size(); ++i) {
     const int64_t row = rows[i];
     check(0 <= row && row < data.size(), "gather: row {} is outside the dataset of {} examples", row, data.size());
     std::memcpy(inputs.data() + static_cast<int64_t>(i) * width, data.inputs.data() + row * width,
                 static_cast<size_t>(width) * sizeof(float));
-    labels[i] = data.labels[static_cast<size_t>(row)];
+    if (labelled) labels[i] = data.labels[static_cast<size_t>(row)];
   }
   return {inputs, Indices(std::move(labels))};
 }

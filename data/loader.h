@@ -17,11 +17,18 @@
 // With shuffle off the batches follow the rows in order, which is what
 // evaluation wants; for_each_batch does one such pass.
 //
+// A dataset without labels (images for an autoencoder, a text's windows)
+// is the same with no labels at all, and its batches have none:
+//
+//   rg::DataLoader loader(images, 64, {.seed = 1});              // images [N, 3, 32, 32]
+//   Tensor x = loader.next().inputs;                             // [64, 3, 32, 32]
+//
 // Sequences of different lengths (sentences) are batched with the same
 // BatchCursor and padded with pad_batch (data/batching.h).
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "rmsgrad/core/indices.h"
@@ -43,8 +50,8 @@ struct LabelledTensors {
 
 struct LabelledBatch {
   Tensor inputs;   // [B, ...]
-  Indices labels;  // [B]
-  int64_t size() const { return static_cast<int64_t>(labels.values.size()); }
+  Indices labels;  // [B]; empty for a dataset without labels
+  int64_t size() const { return inputs.defined() && inputs.rank() >= 1 ? inputs.shape()[0] : 0; }
 };
 
 // The examples picked by `rows`, in that order.
@@ -62,6 +69,9 @@ class DataLoader : public ResumableCursor {
   // storage, not copied, as torch's TensorDataset) and the labels as a copy,
   // so `data` may be a temporary.
   DataLoader(LabelledTensors data, int64_t batch_size, LoaderOptions options = {});
+  // A dataset without labels: example i is row i of `inputs` [N, ...].
+  DataLoader(Tensor inputs, int64_t batch_size, LoaderOptions options = {})
+      : DataLoader(LabelledTensors{std::move(inputs), {}}, batch_size, options) {}
 
   // The next batch; after an epoch's last batch the next epoch begins.
   LabelledBatch next();

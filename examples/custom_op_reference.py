@@ -1,10 +1,10 @@
-"""PyTorch's log-sigmoid and its gradient at the points examples/custom_op.cpp checks.
+"""PyTorch's log-sigmoid and logaddexp, and their gradients, at the points examples/custom_op.cpp checks.
 
 Run with any Python that has torch:  python3 examples/custom_op_reference.py
-It prints the C++ lines that examples/custom_op.cpp holds, pasted as printed. The inputs are
-float32 values; torch evaluates log-sigmoid and its gradient on them in float64, so the printed
-values are the true answers to 9 digits, and the C++ tolerance only has to cover our float32
-error.
+It prints the C++ lines that examples/custom_op.cpp holds, pasted as printed (the log-sigmoid
+block, then the logaddexp block). The inputs are float32 values; torch evaluates each op and its
+gradient on them in float64, so the printed values are the true answers to 9 digits, and the C++
+tolerance only has to cover our float32 error.
 """
 import torch
 import torch.nn.functional as F
@@ -17,6 +17,8 @@ y.sum().backward()  # d sum(log_sigmoid(x)) / dx_i = sigmoid(-x_i)
 
 def cpp_floats(name, values):
     def literal(v):
+        if abs(v) < 2.0 ** -150:  # below half the smallest float: the float nearest is 0
+            v = 0.0
         s = f"{v:.9g}"
         return (s if any(c in s for c in ".e") else s + ".0") + "f"
     items = [literal(v) for v in values.tolist()]
@@ -29,3 +31,17 @@ print(f"  // From examples/custom_op_reference.py (torch {torch.__version__.spli
 print(cpp_floats("kX", x))
 print(cpp_floats("kLogSigmoid", y.detach()))
 print(cpp_floats("kSigmoidNegX", x64.grad))
+
+# logaddexp(a, b) = log(e^a + e^b): far apart (e^100 would overflow a float), close, equal, of
+# either sign; |z| <= 8.3 apart from the first pair, whose z = 100 is exact.
+a = torch.tensor([-100.0, -2.0, -3.0, -1.0, 0.0, 0.0, 0.5, 2.0, 3.0, 7.0], dtype=torch.float32)
+b = torch.tensor([100.0, -2.5, 4.0, -1.0, 0.0, 1e-3, -0.5, 1.0, 2.5, 8.0], dtype=torch.float32)
+a64, b64 = a.double().requires_grad_(), b.double().requires_grad_()
+z = torch.logaddexp(a64, b64)
+z.sum().backward()  # d/da = e^(a-z), d/db = e^(b-z)
+print(f"  // From examples/custom_op_reference.py (torch {torch.__version__.split('+')[0]}, float64).")
+print(cpp_floats("kA", a))
+print(cpp_floats("kB", b))
+print(cpp_floats("kLogAddExp", z.detach()))
+print(cpp_floats("kDA", a64.grad))
+print(cpp_floats("kDB", b64.grad))

@@ -137,8 +137,13 @@ std::shared_ptr<Norm> make_plain_norm(const NormOptions& o, int64_t features, No
       const float p = o.kind == NormKind::PRMSNorm ? o.p : 1.0f;
       return std::make_shared<RMSNorm>(features, config, p, o.rms_bias, layout, o.impl);
     }
-    case NormKind::BatchNorm:
-      return std::make_shared<BatchNorm>(features, o.eps, o.momentum, o.impl);
+    case NormKind::BatchNorm: {
+      check(!o.batch_norm_sum || o.impl == NormImpl::Fused,
+            "make_norm: a synchronised BatchNorm (batch_norm_sum) needs the fused kernel, not the composed ops");
+      auto norm = std::make_shared<BatchNorm>(features, o.eps, o.momentum, o.impl);
+      norm->state.sum = o.batch_norm_sum;
+      return norm;
+    }
   }
   throw Error("make_norm: unknown kind");
 }

@@ -54,6 +54,7 @@ struct NormOptions {
   bool eps_inside = true;   // RMSNorm/pRMSNorm: ε inside the square root
   bool rms_bias = false;    // RMSNorm family: add a bias after the gain
   float momentum = 0.1f;    // BatchNorm's running statistics
+  StatisticsSum batch_norm_sum = {};  // BatchNorm: statistics summed over processes (autograd/batch_norm.h)
   NormImpl impl = NormImpl::Fused;  // one fused kernel, or composed from ops
   float preact_shift = 0.0f;        // a learnable input offset starting here (0: none); see Norm
   // A norm of one's own: when set, make_norm returns factory(features,

@@ -38,7 +38,7 @@ import re
 import sys
 import tempfile
 
-DEFAULT_DOCS = ["docs/tour.md", "docs/writing_an_op.md"]
+DEFAULT_DOCS = ["docs/tour.md", "docs/writing_an_op.md", "docs/training.md"]
 
 PATH = r"(?:\.\./)*[\w.+-]+(?:/[\w.+*-]+)*\.\w+"
 REFERENCE = re.compile(r"^(?P<path>" + PATH + r"):\s+(?P<what>.+?)"
@@ -48,7 +48,7 @@ PATHLIKE = re.compile(r"^(?:\.\./)*[\w.+-]+(?:/[\w.+*-]*)+$")
 LOOSE_LINES = re.compile(r"\b[Ll]ines?\s+\d+(?:\s*[–—-]\s*\d+)?|\(\d+\s*[–—-]\s*\d+\)")
 CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.S)
 QUALIFIED = re.compile(r"^((?:[A-Z]\w*::)+~?[A-Za-z_]\w*)(?:\(.*\))?$")  # `Tape::backward(output, seed)`
-SOURCE_FOLDERS = ["core", "autograd", "data", "layers", "optim", "dist", "models", "experiments", "bench",
+SOURCE_FOLDERS = ["core", "autograd", "data", "layers", "optim", "dist", "models", "train", "experiments", "bench",
                   "tests", "examples", "fuzz"]
 FENCE = re.compile(r"^\s*(```+|~~~+)\s*(.*)$")
 NOT_A_TYPE = {"return", "throw", "new", "delete", "else", "case", "goto", "do", "co_return", "co_await",

@@ -7,7 +7,7 @@
 #
 #   scripts/lm_paper.sh OUT [lm flags ...]
 #   SEEDS="1 2 3" JOBS=2 scripts/lm_paper.sh runs/lm-norms --cbt --model-size 128 --ffn 344 --steps 1000 \
-#     --eval-every 250 --threads 1 --keep-threads
+#     --eval-every 250 --threads 1
 #
 # --cbt stands for the Children's Book Test books of ../shared/data (nine to
 # train on, the Grey Fairy Book held out); without it the runs use the

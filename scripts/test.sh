@@ -12,7 +12,7 @@ if [ ! -d ../shared/data ]; then
 fi
 
 echo "== consumer: find_package(rmsgrad) against the installed tree, moved to another prefix"
-rm -rf build/install build/install-moved build/consumer
+rm -rf build/install build/install-moved build/consumer build/lab
 cmake --install build --prefix build/install >/dev/null
 # The package must be relocatable: it is used from a copy in another prefix,
 # with the original gone, and names no path of this build.
@@ -29,6 +29,16 @@ build/consumer/own_model --out build/consumer/spirals --steps 600 --threads 2 > 
 tail -1 build/consumer/own_model.log
 best_error=$(grep -o '"error_pct":[0-9.e+-]*' build/consumer/spirals/metrics.jsonl | cut -d: -f2 | sort -g | head -1)
 awk -v e="$best_error" 'BEGIN { if (e + 0 >= 10) { print "own_model: best validation error " e "% is not below 10%"; exit 1 } }'
+
+# The lab builds on the package as any user's project would: the experiment
+# drivers configured and built from experiments/ alone against the installed
+# copy, and one of them run.
+echo "== the lab (experiments/) built against the installed package"
+cmake -S experiments -B build/lab -DCMAKE_PREFIX_PATH="$PWD/build/install-moved" >/dev/null
+cmake --build build/lab -j"$(nproc)" >/dev/null
+build/lab/bin/cifar10 --width 0.125 --steps 4 --train-size 40 --valid-size 20 --batch 10 --threads 1 \
+  --out build/lab/run --overwrite > build/lab/cifar10.log
+echo "lab: $(ls build/lab/bin | wc -l) programs built against the package; cifar10 trained: $(tail -1 build/lab/cifar10.log)"
 
 # The MNIST MLP: trains and saves; a second program loads the file and must
 # find the same test accuracy, at least 97.5% on real MNIST (or 90% on the
@@ -76,25 +86,33 @@ resumed=$(grep '^step 100 ' build/consumer/char_gru_resumed.log)
 [ -n "$straight" ] && [ "$straight" = "$resumed" ] || { echo "char_gru: resumed '$resumed' differs from straight '$straight'"; exit 1; }
 echo "char_gru: the resumed run ends on the straight run's loss ($straight)"
 
-# Every code block of the README that says it is a complete program (its
-# first line reads "// Complete program (compiled and run by
-# scripts/test.sh): NAME.cpp") is built against the installed package and run;
-# each must exit 0.
+# Every C++ code block of the README and of docs/ is checked: one that says it
+# is a complete program (its first line reads "// Complete program (compiled
+# and run by scripts/test.sh): NAME.cpp") is built against the installed
+# package, with only <rmsgrad/rmsgrad.h> (and a model's header), and run,
+# and must exit 0; one whose fence reads "```cpp from PATH" is an excerpt
+# that scripts/check_tour.py finds verbatim in PATH (CTest tour_references).
+# Any other C++ block is an error: it would be checked by nothing.
 readme=build/readme-programs
 rm -rf "$readme" && mkdir -p "$readme"
 awk -v dir="$readme" '
+  /^```cpp from / { excerpt = 1; next }
   /^```cpp$/ { inblock = 1; first = 1; file = ""; next }
-  /^```$/    { if (file != "") close(file); inblock = 0; file = ""; next }
+  /^```$/    { if (file != "") close(file); inblock = 0; excerpt = 0; file = ""; next }
   inblock && first {
     first = 0
     if ($0 ~ /^\/\/ Complete program \(compiled and run by scripts\/test\.sh\): [a-z_]+\.cpp$/) {
       n = split($0, words, " "); file = dir "/" words[n]
+    } else {
+      print FILENAME ":" FNR ": a C++ block that is neither a complete program nor an excerpt (```cpp from PATH)" > "/dev/stderr"
+      bad = 1
     }
   }
   inblock && file != "" { print > file }
-' README.md
+  END { exit bad }
+' README.md docs/*.md
 programs=$(cd "$readme" && ls *.cpp 2>/dev/null | sed 's/\.cpp$//')
-[ -n "$programs" ] || { echo "found no complete program in README.md"; exit 1; }
+[ -n "$programs" ] || { echo "found no complete program in README.md or docs/"; exit 1; }
 {
   echo 'cmake_minimum_required(VERSION 3.25)'
   echo 'project(readme_programs LANGUAGES CXX)'
@@ -104,6 +122,6 @@ programs=$(cd "$readme" && ls *.cpp 2>/dev/null | sed 's/\.cpp$//')
 cmake -S "$readme" -B "$readme/build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$PWD/build/install-moved" >/dev/null
 cmake --build "$readme/build" -j"$(nproc)" >/dev/null
 for p in $programs; do
-  (cd "$readme/build" && "./$p") || { echo "README program $p failed"; exit 1; }
-  echo "README program $p: built and ran"
+  (cd "$readme/build" && "./$p" > /dev/null) || { echo "documented program $p failed"; exit 1; }
+  echo "documented program $p: built and ran"
 done

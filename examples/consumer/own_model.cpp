@@ -1,9 +1,7 @@
 // A model of your own, trained with the library's Trainer (train/) from a
-// loop of your own and set from the command line with the paper's drivers'
-// flags (rmsgrad::experiments). Outside the tree, against the installed
-// library:
+// loop of your own. Outside the tree, against the installed library:
 //
-//   own_model --out runs/spirals --steps 600 --norm rmsnorm
+//   own_model --out runs/spirals --steps 600 --norm rmsnorm   (and --threads N, --seed N, --resume)
 //
 // The task: two interleaved spirals, a point's class is its spiral. The model:
 // two hidden layers, each Linear → norm → tanh, with the norm chosen by --norm.
@@ -11,9 +9,9 @@
 // train.log, checkpoint.safetensors (--resume continues it) and best.safetensors.
 #include <rmsgrad/rmsgrad.h>
 
-#include <rmsgrad/experiments/common/flags.h>
-
+#include <charconv>
 #include <cmath>
+#include <string>
 
 using namespace rg;
 
@@ -67,20 +65,38 @@ double error_pct(const Var& logits, const std::vector<int32_t>& labels) {
   return 100.0 * static_cast<double>(wrong) / static_cast<double>(labels.size());
 }
 
+// A whole number given to `flag`, or an error that says which.
+int64_t whole_number(const std::string& flag, const std::string& text) {
+  int64_t n = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), n);
+  check(error == std::errc() && end == text.data() + text.size() && n >= 0, "{} takes a whole number, got '{}'", flag,
+        text);
+  return n;
+}
+
+// The few flags this program has, read by hand: the library's options are
+// plain structs, and a program fills them however it likes.
 int train(int argc, char** argv) {
-  RunOptions run_options;
-  run_options.out = "runs/spirals";
+  RunOptions run_options{.out = "runs/spirals"};
   TrainingOptions training{.steps = 600, .eval_every = 100, .clip = 5.0, .best_metric = "accuracy"};
   std::string norm = "rmsnorm";
-  CLI::App app{"two spirals with a model of your own, trained by rmsgrad's Trainer"};
-  add_run_options(app, run_options);
-  app.add_option("--steps", training.steps, "training steps")->check(rg::positive);
-  app.add_option("--norm", norm, "the norm after each hidden layer")
-      ->check(CLI::IsMember({"none", "layernorm", "rmsnorm"}));
-  add_trainer_flags(app, training);
-  if (auto exit_code = parse_flags(app, argc, argv)) return *exit_code;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    auto value = [&]() -> std::string {
+      check(i + 1 < argc, "{} needs a value; see the top of own_model.cpp", flag);
+      return argv[++i];
+    };
+    if (flag == "--out") run_options.out = value();
+    else if (flag == "--steps") training.steps = whole_number(flag, value());
+    else if (flag == "--threads") run_options.threads = static_cast<int>(whole_number(flag, value()));
+    else if (flag == "--seed") run_options.seed = static_cast<uint64_t>(whole_number(flag, value()));
+    else if (flag == "--norm") norm = value();
+    else if (flag == "--resume") run_options.resume = true;
+    else throw Error(fmt::format("unknown flag '{}': own_model takes --out, --steps, --threads, --seed, --norm, --resume",
+                                 flag));
+  }
 
-  Run run(run_options, run_settings(app));
+  Run run(run_options);  // prints and records these options
   Points train_set = spirals(2000, run_options.seed + 100), valid_set = spirals(400, run_options.seed + 101);
   Generator init(run_options.seed);
   SpiralNet model(64, parse_norm_kind(norm), init);

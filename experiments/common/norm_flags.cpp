@@ -19,6 +19,9 @@ NormOptions NormFlags::options() const {
   o.eps = eps;
   check(!sync_batchnorm || o.kind != NormKind::BatchNorm || o.impl == NormImpl::Fused,
         "--sync-batchnorm needs --norm-impl fused (the composed BatchNorm sums inside its own ops)");
+  const dist::ProcessGroup& group = dist::ProcessGroup::world();
+  if (sync_batchnorm && group.distributed())
+    o.batch_norm_sum = [&group](std::span<double> values) { group.sum(values); };
   return o;
 }
 
@@ -33,12 +36,7 @@ void add_norm_flags(CLI::App& app, NormFlags& flags, const std::vector<std::stri
   app.add_option("--eps", flags.eps, "ε of the norms (inside the square root)")->check(rg::in_range(1e-30, 1));
   if (std::find(kinds.begin(), kinds.end(), "batchnorm") == kinds.end()) return;
   app.add_flag("--sync-batchnorm", flags.sync_batchnorm,
-               "under mpirun: BatchNorm statistics over the global batch (default: each process's share)")
-      ->each([](const std::string& value) {
-        const dist::ProcessGroup& group = dist::ProcessGroup::world();
-        if (value == "false" || value == "0" || !group.distributed()) return;
-        set_batch_norm_statistics_sum([&group](std::span<double> values) { group.sum(values); });
-      });
+               "under mpirun: BatchNorm statistics over the global batch (default: each process's share)");
 }
 
 }  // namespace rg

@@ -7,9 +7,9 @@
 //   --preact-shift C   start every normalized input shifted by C (a learnable offset)
 //   --eps E            ε of the norms
 //   --sync-batchnorm   (models with BatchNorm) under mpirun, statistics over
-//                      the global batch, not each process's share; given,
-//                      it switches the fused BatchNorm to summing over the
-//                      processes (set_batch_norm_statistics_sum) at once
+//                      the global batch, not each process's share: the
+//                      options() it gives sum them over the processes
+//                      (NormOptions::batch_norm_sum)
 //
 // A driver sets its defaults in NormFlags (as the paper's recipe for that
 // model has them) before add_norm_flags, which shows them in --help.
