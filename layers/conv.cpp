@@ -10,13 +10,23 @@
 
 namespace rg {
 
+namespace {
+
+// What Conv2d and Conv1d ask of their sizes; `layer` begins the message.
+void check_sizes(const char* layer, int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride,
+                 int64_t padding) {
+  check(in_channels > 0 && out_channels > 0 && kernel > 0,
+        "{}: channels and kernel must be positive, got in {} out {} kernel {}", layer, in_channels, out_channels,
+        kernel);
+  check(stride >= 1 && padding >= 0, "{}: stride must be ≥ 1 and padding ≥ 0, got {} and {}", layer, stride, padding);
+}
+
+}  // namespace
+
 Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, Generator& gen,
                const Conv2dOptions& options)
     : in_channels_(in_channels), out_channels_(out_channels), kernel_(kernel), options_(options) {
-  check(in_channels > 0 && out_channels > 0 && kernel > 0,
-        "Conv2d: channels and kernel must be positive, got in {} out {} kernel {}", in_channels, out_channels, kernel);
-  check(options.stride >= 1 && options.padding >= 0, "Conv2d: stride must be ≥ 1 and padding ≥ 0, got {} and {}",
-        options.stride, options.padding);
+  check_sizes("Conv2d", in_channels, out_channels, kernel, options.stride, options.padding);
   register_weight(make_weight(Shape{out_channels, in_channels, kernel, kernel}, options.init, gen),
                   options.weight_norm);
   if (options.bias) bias = register_parameter("bias", Tensor::zeros(Shape{out_channels}));
@@ -46,10 +56,7 @@ void Conv2d::init_from_batch(const Var& x) {
 Conv1d::Conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel, Generator& gen,
                const Conv1dOptions& options)
     : in_channels_(in_channels), out_channels_(out_channels), kernel_(kernel), options_(options) {
-  check(in_channels > 0 && out_channels > 0 && kernel > 0,
-        "Conv1d: channels and kernel must be positive, got in {} out {} kernel {}", in_channels, out_channels, kernel);
-  check(options.stride >= 1 && options.padding >= 0, "Conv1d: stride must be ≥ 1 and padding ≥ 0, got {} and {}",
-        options.stride, options.padding);
+  check_sizes("Conv1d", in_channels, out_channels, kernel, options.stride, options.padding);
   register_weight(make_weight(Shape{out_channels, in_channels, kernel}, options.init, gen), options.weight_norm);
   if (options.bias) {
     const float bound = 1.0f / std::sqrt(static_cast<float>(in_channels * kernel));
