@@ -116,6 +116,21 @@ void reduce_partials(Tensor* grad, const std::vector<float>& partials, int64_t c
   }
 }
 
+// The walk every backward makes: body(lo, hi, dg, db) for the rows of each
+// parallel chunk, dg and db that chunk's own zeroed partial sums of `len`
+// (null where dgain or dbias is not wanted), added into dgain and dbias at
+// the end in chunk order.
+template <class Body>
+void rows_with_partials(int64_t rows, int64_t grain, int64_t len, Tensor* dgain, Tensor* dbias, Body&& body) {
+  const int64_t chunks = chunk_count(rows, grain);
+  std::vector<float> dg_part(dgain ? chunks * len : 0, 0.0f), db_part(dbias ? chunks * len : 0, 0.0f);
+  parallel_for_chunks(rows, grain, [&](int64_t chunk, int64_t lo, int64_t hi) {
+    body(lo, hi, dgain ? dg_part.data() + chunk * len : nullptr, dbias ? db_part.data() + chunk * len : nullptr);
+  });
+  reduce_partials(dgain, dg_part, chunks, len);
+  reduce_partials(dbias, db_part, chunks, len);
+}
+
 // ---------------------------------------------------------------- RMSNorm
 
 struct RmsSaved {
@@ -161,12 +176,8 @@ void rms_forward(const float* x, const float* g, const float* b, float* y, const
 template <bool Assign>
 void rms_backward(const float* x, const float* g, const float* dy, float* dx, Tensor* dgain, Tensor* dbias,
                   const RowView& v, int64_t k, const RmsSaved& saved) {
-  const int64_t len = partial_len(v);
-  const int64_t chunks = chunk_count(v.rows, row_grain(v.n));
-  std::vector<float> dg_part(dgain ? chunks * len : 0, 0.0f), db_part(dbias ? chunks * len : 0, 0.0f);
-  parallel_for_chunks(v.rows, row_grain(v.n), [&](int64_t chunk, int64_t lo, int64_t hi) {
-    float* dg = dgain ? dg_part.data() + chunk * len : nullptr;
-    float* db = dbias ? db_part.data() + chunk * len : nullptr;
+  rows_with_partials(v.rows, row_grain(v.n), partial_len(v), dgain, dbias, [&](int64_t lo, int64_t hi, float* dg,
+                                                                                 float* db) {
     for (int64_t r = lo; r < hi; ++r) {
       const float* a = x + r * v.n;
       const float* d = dy + r * v.n;
@@ -204,8 +215,6 @@ void rms_backward(const float* x, const float* g, const float* dy, float* dx, Te
       });
     }
   });
-  reduce_partials(dgain, dg_part, chunks, len);
-  reduce_partials(dbias, db_part, chunks, len);
 }
 
 // -------------------------------------------------------------- LayerNorm
@@ -242,13 +251,9 @@ void layer_forward(const float* x, const float* g, const float* b, float* y, con
 template <bool Assign>
 void layer_backward(const float* x, const float* g, const float* dy, float* dx, Tensor* dgain, Tensor* dbias,
                     const RowView& v, const LayerSaved& saved) {
-  const int64_t len = partial_len(v);
-  const int64_t chunks = chunk_count(v.rows, row_grain(v.n));
   const float inv_n = 1.0f / static_cast<float>(v.n);
-  std::vector<float> dg_part(dgain ? chunks * len : 0, 0.0f), db_part(dbias ? chunks * len : 0, 0.0f);
-  parallel_for_chunks(v.rows, row_grain(v.n), [&](int64_t chunk, int64_t lo, int64_t hi) {
-    float* dg = dgain ? dg_part.data() + chunk * len : nullptr;
-    float* db = dbias ? db_part.data() + chunk * len : nullptr;
+  rows_with_partials(v.rows, row_grain(v.n), partial_len(v), dgain, dbias, [&](int64_t lo, int64_t hi, float* dg,
+                                                                                 float* db) {
     for (int64_t r = lo; r < hi; ++r) {
       const float* a = x + r * v.n;
       const float* d = dy + r * v.n;
@@ -286,8 +291,6 @@ void layer_backward(const float* x, const float* g, const float* dy, float* dx, 
       });
     }
   });
-  reduce_partials(dgain, dg_part, chunks, len);
-  reduce_partials(dbias, db_part, chunks, len);
 }
 
 // -------------------------------------------------------------- GroupNorm
@@ -333,13 +336,10 @@ void group_forward(const float* x, const float* w, const float* b, float* y, con
 template <bool Assign>
 void group_backward(const float* x, const float* w, const float* dy, float* dx, Tensor* dweight, Tensor* dbias,
                     const GroupView& v, const GroupSaved& saved) {
-  const int64_t m = v.block(), len = v.groups * v.channels;
-  const int64_t chunks = chunk_count(v.blocks, row_grain(m));
+  const int64_t m = v.block();
   const float inv_m = 1.0f / static_cast<float>(m);
-  std::vector<float> dw_part(dweight ? chunks * len : 0, 0.0f), db_part(dbias ? chunks * len : 0, 0.0f);
-  parallel_for_chunks(v.blocks, row_grain(m), [&](int64_t chunk, int64_t lo, int64_t hi) {
-    float* dw = dweight ? dw_part.data() + chunk * len : nullptr;
-    float* db = dbias ? db_part.data() + chunk * len : nullptr;
+  rows_with_partials(v.blocks, row_grain(m), v.groups * v.channels, dweight, dbias, [&](int64_t lo, int64_t hi,
+                                                                                        float* dw, float* db) {
     for (int64_t r = lo; r < hi; ++r) {
       const float* a = x + r * m;
       const float* d = dy + r * m;
@@ -370,8 +370,6 @@ void group_backward(const float* x, const float* w, const float* dy, float* dx, 
       }
     }
   });
-  reduce_partials(dweight, dw_part, chunks, len);
-  reduce_partials(dbias, db_part, chunks, len);
 }
 
 }  // namespace

@@ -42,39 +42,25 @@ Angles angles_for(const std::vector<int64_t>& positions, int64_t size, double ba
 
 int64_t row_grain(int64_t heads, int64_t size) { return std::max<int64_t>(1, kGrainElementwise / (heads * size)); }
 
-// y [B, T, H, Dh] = R(p_t θ) x: pair (i, i + half) of every head of row (b, t).
-void rotary_forward(const float* x, const Angles& a, float* y, int64_t batch, int64_t heads, int64_t size) {
+// out [B, T, H, Dh] (+)= R(p_t θ) in, pair (i, i + half) of every head of
+// row (b, t): the forward (Back = false), or with Back the backward's turn
+// back, R(p_t θ)ᵀ: the same walk, the sine's sign flipped. Assign: out is
+// written without being read (the forward's y; a backward's fresh buffer,
+// Node::input_grad); otherwise added into.
+template <bool Back, bool Assign>
+void rotate(const float* in, const Angles& a, float* out, int64_t batch, int64_t heads, int64_t size) {
   const int64_t steps = a.cos.dim(0), half = size / 2;
   parallel_for(batch * steps, row_grain(heads, size), [&](int64_t lo, int64_t hi) {
     for (int64_t r = lo; r < hi; ++r) {
       const float *c = a.cos.data() + (r % steps) * half, *s = a.sin.data() + (r % steps) * half;
       for (int64_t h = 0; h < heads; ++h) {
-        const float *x1 = x + (r * heads + h) * size, *x2 = x1 + half;
-        float *y1 = y + (r * heads + h) * size, *y2 = y1 + half;
+        const float *x1 = in + (r * heads + h) * size, *x2 = x1 + half;
+        float *y1 = out + (r * heads + h) * size, *y2 = y1 + half;
         for (int64_t i = 0; i < half; ++i) {
-          y1[i] = x1[i] * c[i] - x2[i] * s[i];
-          y2[i] = x2[i] * c[i] + x1[i] * s[i];
-        }
-      }
-    }
-  });
-}
-
-// dx [B, T, H, Dh] (+)= R(p_t θ)ᵀ dy: the same walk, the sine's sign flipped.
-// Assign: dx is a fresh buffer (Node::input_grad), written without reading.
-template <bool Assign>
-void rotary_backward(const float* dy, const Angles& a, float* dx, int64_t batch, int64_t heads, int64_t size) {
-  const int64_t steps = a.cos.dim(0), half = size / 2;
-  parallel_for(batch * steps, row_grain(heads, size), [&](int64_t lo, int64_t hi) {
-    for (int64_t r = lo; r < hi; ++r) {
-      const float *c = a.cos.data() + (r % steps) * half, *s = a.sin.data() + (r % steps) * half;
-      for (int64_t h = 0; h < heads; ++h) {
-        const float *g1 = dy + (r * heads + h) * size, *g2 = g1 + half;
-        float *d1 = dx + (r * heads + h) * size, *d2 = d1 + half;
-        for (int64_t i = 0; i < half; ++i) {
-          const float first = g1[i] * c[i] + g2[i] * s[i], second = g2[i] * c[i] - g1[i] * s[i];
-          d1[i] = Assign ? first : d1[i] + first;
-          d2[i] = Assign ? second : d2[i] + second;
+          const float first = Back ? x1[i] * c[i] + x2[i] * s[i] : x1[i] * c[i] - x2[i] * s[i];
+          const float second = Back ? x2[i] * c[i] - x1[i] * s[i] : x2[i] * c[i] + x1[i] * s[i];
+          y1[i] = Assign ? first : y1[i] + first;
+          y2[i] = Assign ? second : y2[i] + second;
         }
       }
     }
@@ -92,13 +78,13 @@ Var rotary(const Var& x, const std::vector<int64_t>& positions, float base) {
   const int64_t batch = x.dim(0), heads = x.dim(2), size = x.dim(3);
   Angles a = angles_for(positions, size, base);
   Tensor y = Tensor::empty(x.shape());
-  if (y.numel() > 0) rotary_forward(x.value().data(), a, y.data(), batch, heads, size);
+  if (y.numel() > 0) rotate<false, true>(x.value().data(), a, y.data(), batch, heads, size);
   return tape().record("rotary", std::move(y), {x}, [a, batch, heads, size](Node& n) {
     bool fresh = false;
     Tensor* dx = n.input_grad(0, fresh);
     if (!dx || n.value.numel() == 0) return;
-    if (fresh) rotary_backward<true>(n.grad.data(), a, dx->data(), batch, heads, size);
-    else rotary_backward<false>(n.grad.data(), a, dx->data(), batch, heads, size);
+    if (fresh) rotate<true, true>(n.grad.data(), a, dx->data(), batch, heads, size);
+    else rotate<true, false>(n.grad.data(), a, dx->data(), batch, heads, size);
   });
 }
 

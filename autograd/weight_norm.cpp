@@ -79,4 +79,17 @@ Var weight_norm(const Var& v, const Var& g) {
   });
 }
 
+Tensor weight_norm_gains(const Tensor& v) {
+  check(v.defined() && v.rank() >= 1 && v.dim(0) > 0, "weight_norm_gains: v {} must be [out, ...]", shape_of(v));
+  const int64_t rows = v.dim(0), n = v.numel() / rows;
+  Tensor g = Tensor::empty(Shape{rows});
+  for (int64_t i = 0; i < rows; ++i) {
+    const float* vi = v.data() + i * n;
+    double sq = 0.0;
+    for (int64_t j = 0; j < n; ++j) sq += static_cast<double>(vi[j]) * vi[j];
+    g.data()[i] = static_cast<float>(std::sqrt(sq));
+  }
+  return g;
+}
+
 }  // namespace rg

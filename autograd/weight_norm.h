@@ -25,4 +25,8 @@ namespace rg {
 
 Var weight_norm(const Var& v, const Var& g);
 
+// ‖v_i‖ for every row of v [out, ...], summed in double: the g with which
+// W = v, where a weight-normed layer starts (torch.nn.utils.weight_norm too).
+Tensor weight_norm_gains(const Tensor& v);
+
 }  // namespace rg

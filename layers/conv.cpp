@@ -12,18 +12,13 @@ namespace rg {
 
 namespace {
 
-// ‖w_o‖ for every filter of w [O, ...], in double: weight norm's starting g,
-// so that W = g·v/‖v‖ = v.
-Tensor filter_norms(const Tensor& w) {
-  const int64_t filters = w.dim(0), per_filter = w.numel() / filters;
-  Tensor g = Tensor::empty(Shape{filters});
-  for (int64_t o = 0; o < filters; ++o) {
-    const float* filter = w.data() + o * per_filter;
-    double sq = 0.0;
-    for (int64_t j = 0; j < per_filter; ++j) sq += static_cast<double>(filter[j]) * filter[j];
-    g.data()[o] = static_cast<float>(std::sqrt(sq));
-  }
-  return g;
+// What Conv2d and Conv1d ask of their sizes; `layer` begins the message.
+void check_sizes(const char* layer, int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride,
+                 int64_t padding) {
+  check(in_channels > 0 && out_channels > 0 && kernel > 0,
+        "{}: channels and kernel must be positive, got in {} out {} kernel {}", layer, in_channels, out_channels,
+        kernel);
+  check(stride >= 1 && padding >= 0, "{}: stride must be ≥ 1 and padding ≥ 0, got {} and {}", layer, stride, padding);
 }
 
 }  // namespace
@@ -31,21 +26,11 @@ Tensor filter_norms(const Tensor& w) {
 Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, Generator& gen,
                const Conv2dOptions& options)
     : in_channels_(in_channels), out_channels_(out_channels), kernel_(kernel), options_(options) {
-  check(in_channels > 0 && out_channels > 0 && kernel > 0,
-        "Conv2d: channels and kernel must be positive, got in {} out {} kernel {}", in_channels, out_channels, kernel);
-  check(options.stride >= 1 && options.padding >= 0, "Conv2d: stride must be ≥ 1 and padding ≥ 0, got {} and {}",
-        options.stride, options.padding);
-  Tensor w = make_weight(Shape{out_channels, in_channels, kernel, kernel}, options.init, gen);
-  if (options.weight_norm) {
-    weight_v = register_parameter("weight_v", w);
-    weight_g = register_parameter("weight_g", filter_norms(w));
-  } else {
-    weight = register_parameter("weight", w);
-  }
+  check_sizes("Conv2d", in_channels, out_channels, kernel, options.stride, options.padding);
+  register_weight(make_weight(Shape{out_channels, in_channels, kernel, kernel}, options.init, gen),
+                  options.weight_norm);
   if (options.bias) bias = register_parameter("bias", Tensor::zeros(Shape{out_channels}));
 }
-
-Var Conv2d::effective_weight() const { return has_weight_norm() ? weight_norm(weight_v, weight_g) : weight; }
 
 Var Conv2d::forward(const Var& x) {
   check(x.defined(), "Conv2d: undefined input");
@@ -65,45 +50,19 @@ void Conv2d::init_from_batch(const Var& x) {
                  options_.padding);
   const int64_t n = t.dim(0), per = t.dim(2) * t.dim(3);
   check(n * per > 0, "Conv2d::init_from_batch: the batch {} gives an empty output", x.shape());
-  const float* pt = t.value().data();
-  for (int64_t o = 0; o < out_channels_; ++o) {
-    double mean = 0.0, variance = 0.0;  // two passes in double over N × Ho × Wo
-    for (int64_t s = 0; s < n; ++s)
-      for (int64_t q = 0; q < per; ++q) mean += pt[(s * out_channels_ + o) * per + q];
-    mean /= static_cast<double>(n * per);
-    for (int64_t s = 0; s < n; ++s)
-      for (int64_t q = 0; q < per; ++q) {
-        const double centred = pt[(s * out_channels_ + o) * per + q] - mean;
-        variance += centred * centred;
-      }
-    variance /= static_cast<double>(n * per);
-    const double scale = 1.0 / std::sqrt(variance + 1e-10);
-    weight_g.value().data()[o] = static_cast<float>(scale);
-    if (bias.defined()) bias.value().data()[o] = static_cast<float>(-mean * scale);
-  }
+  init_from_output(t.value(), n, per);  // t [N, O, Ho·Wo]
 }
 
 Conv1d::Conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel, Generator& gen,
                const Conv1dOptions& options)
     : in_channels_(in_channels), out_channels_(out_channels), kernel_(kernel), options_(options) {
-  check(in_channels > 0 && out_channels > 0 && kernel > 0,
-        "Conv1d: channels and kernel must be positive, got in {} out {} kernel {}", in_channels, out_channels, kernel);
-  check(options.stride >= 1 && options.padding >= 0, "Conv1d: stride must be ≥ 1 and padding ≥ 0, got {} and {}",
-        options.stride, options.padding);
-  Tensor w = make_weight(Shape{out_channels, in_channels, kernel}, options.init, gen);
-  if (options.weight_norm) {
-    weight_v = register_parameter("weight_v", w);
-    weight_g = register_parameter("weight_g", filter_norms(w));
-  } else {
-    weight = register_parameter("weight", w);
-  }
+  check_sizes("Conv1d", in_channels, out_channels, kernel, options.stride, options.padding);
+  register_weight(make_weight(Shape{out_channels, in_channels, kernel}, options.init, gen), options.weight_norm);
   if (options.bias) {
     const float bound = 1.0f / std::sqrt(static_cast<float>(in_channels * kernel));
     bias = register_parameter("bias", uniform(Shape{out_channels}, -bound, bound, gen));
   }
 }
-
-Var Conv1d::effective_weight() const { return has_weight_norm() ? weight_norm(weight_v, weight_g) : weight; }
 
 Var Conv1d::forward(const Var& x) {
   check(x.defined(), "Conv1d: undefined input");

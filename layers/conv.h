@@ -5,8 +5,8 @@
 //   y = conv1d(x, W, b)      x [N, C, L],    W [O, C, k],                        b [O]
 //
 // With weight_norm on, W_o = g_o · v_o / ‖v_o‖ for each output channel o, the
-// norm taken over the whole filter [C, k, k] or [C, k] (Salimans & Kingma 2016, the
-// fused op in autograd/weight_norm.h). v starts from options.init and g from
+// norm taken over the whole filter [C, k, k] or [C, k] (Salimans & Kingma 2016;
+// layers/weighted_layer.h keeps W either way). v starts from options.init and g from
 // ‖v_o‖, so W starts where the plain layer would. init_from_batch (Conv2d
 // only) is the data-dependent init of Salimans' CIFAR code, per output CHANNEL:
 //
@@ -26,6 +26,7 @@
 #include "rmsgrad/core/random.h"
 #include "rmsgrad/layers/init.h"
 #include "rmsgrad/layers/module.h"
+#include "rmsgrad/layers/weighted_layer.h"
 
 namespace rg {
 
@@ -37,7 +38,7 @@ struct Conv2dOptions {
   WeightInit init = {};     // of W, or of v under weight norm
 };
 
-class Conv2d : public Layer {
+class Conv2d : public WeightedLayer {
  public:
   Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, Generator& gen = default_generator(),
          const Conv2dOptions& options = {});
@@ -46,18 +47,15 @@ class Conv2d : public Layer {
 
   Var forward(const Var& x) override;  // [N, C, H, W] → [N, O, Ho, Wo]
 
-  Var effective_weight() const;  // `weight`, or weight_norm(weight_v, weight_g)
   // Salimans & Kingma's data-dependent init from a batch (see above). Needs
   // weight_norm; records nothing on the tape.
   void init_from_batch(const Var& x);
 
   int64_t in_channels() const { return in_channels_; }
   int64_t out_channels() const { return out_channels_; }
-  bool has_weight_norm() const { return weight_v.defined(); }
 
-  Var weight;              // [O, C, k, k]; undefined under weight norm
-  Var weight_v, weight_g;  // [O, C, k, k] and [O]; defined only under weight norm
-  Var bias;                // [O]; undefined without bias
+  // weight [O, C, k, k], or weight_v [O, C, k, k] and weight_g [O]; bias [O]
+  // (WeightedLayer's members; effective_weight() is W either way).
 
  private:
   int64_t in_channels_, out_channels_, kernel_;
@@ -72,7 +70,7 @@ struct Conv1dOptions {
   WeightInit init = {WeightInitKind::FanInUniform};  // of W, or of v under weight norm
 };
 
-class Conv1d : public Layer {
+class Conv1d : public WeightedLayer {
  public:
   Conv1d(int64_t in_channels, int64_t out_channels, int64_t kernel, Generator& gen = default_generator(),
          const Conv1dOptions& options = {});
@@ -81,15 +79,11 @@ class Conv1d : public Layer {
 
   Var forward(const Var& x) override;  // [N, C, L] → [N, O, Lo]
 
-  Var effective_weight() const;  // `weight`, or weight_norm(weight_v, weight_g)
-
   int64_t in_channels() const { return in_channels_; }
   int64_t out_channels() const { return out_channels_; }
-  bool has_weight_norm() const { return weight_v.defined(); }
 
-  Var weight;              // [O, C, k]; undefined under weight norm
-  Var weight_v, weight_g;  // [O, C, k] and [O]; defined only under weight norm
-  Var bias;                // [O]; undefined without bias
+  // weight [O, C, k], or weight_v [O, C, k] and weight_g [O]; bias [O]
+  // (WeightedLayer's members; effective_weight() is W either way).
 
  private:
   int64_t in_channels_, out_channels_, kernel_;

@@ -15,30 +15,22 @@ float checked_stddev(float stddev) {
 }
 }  // namespace
 
-Dropout::Dropout(float p, uint64_t seed) : p_(checked_p(p)), random_(seed) {
-  register_generator("generator", random_.gen());
-}
-Dropout::Dropout(float p, Generator& gen) : p_(checked_p(p)), random_(gen) {}
-
-Var Dropout::forward(const Var& x) { return forward(x, 0); }
+Dropout::Dropout(float p, uint64_t seed) : RandomLayer(seed), p_(checked_p(p)) {}
+Dropout::Dropout(float p, Generator& gen) : RandomLayer(gen), p_(checked_p(p)) {}
 
 Var Dropout::forward(const Var& x, int batch_axis) {
   check(x.defined(), "Dropout: undefined input");
-  return dropout(x, p_, is_training(), random_.gen(), batch_axis);  // the op in autograd/mask_ops.cpp
+  return dropout(x, p_, is_training(), gen(), batch_axis);  // the op in autograd/mask_ops.cpp
 }
 
-GaussianNoise::GaussianNoise(float stddev, uint64_t seed) : stddev_(checked_stddev(stddev)), random_(seed) {
-  register_generator("generator", random_.gen());
-}
-GaussianNoise::GaussianNoise(float stddev, Generator& gen) : stddev_(checked_stddev(stddev)), random_(gen) {}
-
-Var GaussianNoise::forward(const Var& x) { return forward(x, 0); }
+GaussianNoise::GaussianNoise(float stddev, uint64_t seed) : RandomLayer(seed), stddev_(checked_stddev(stddev)) {}
+GaussianNoise::GaussianNoise(float stddev, Generator& gen) : RandomLayer(gen), stddev_(checked_stddev(stddev)) {}
 
 Var GaussianNoise::forward(const Var& x, int batch_axis) {
   check(x.defined(), "GaussianNoise: undefined input");
   if (!is_training() || stddev_ == 0.0f) return x;
   // The noise is a constant: the add passes dy straight through to x.
-  return x + constant(normal(x.shape(), 0.0f, stddev_, random_.gen(), batch_axis));
+  return x + constant(normal(x.shape(), 0.0f, stddev_, gen(), batch_axis));
 }
 
 }  // namespace rg

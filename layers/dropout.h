@@ -14,6 +14,7 @@
 // caller's (shared, which must outlive the module). The same seed gives the
 // same masks and noise in the same order. An owned generator is registered
 // with the module ("generator"), so a training state saves its position.
+// Both are RandomLayers, which keep the generator.
 #include <cstdint>
 
 #include "rmsgrad/autograd/ops.h"
@@ -22,49 +23,50 @@
 
 namespace rg {
 
-// Either an owned Generator or a pointer to a shared one.
-class RandomSource {
+// A layer that draws in training mode, from its own Generator (seeded at
+// construction and registered as "generator") or a caller's shared one.
+// forward(x) takes axis 0 for the batch; forward(x, batch_axis) says which
+// axis is (1 for time-major [T, B, E]), so that under a batch shard
+// (core/random.h) each example keeps its draw.
+class RandomLayer : public Layer {
  public:
-  explicit RandomSource(uint64_t seed) : owned_(seed), gen_(&owned_) {}
-  explicit RandomSource(Generator& shared) : gen_(&shared) {}
-  RandomSource(const RandomSource&) = delete;
-  RandomSource& operator=(const RandomSource&) = delete;
+  Var forward(const Var& x) override { return forward(x, 0); }
+  virtual Var forward(const Var& x, int batch_axis) = 0;
+
+ protected:
+  explicit RandomLayer(uint64_t seed) : owned_(seed), gen_(&owned_) { register_generator("generator", owned_); }
+  explicit RandomLayer(Generator& shared) : gen_(&shared) {}
   Generator& gen() { return *gen_; }
-  bool owned() const { return gen_ == &owned_; }
 
  private:
   Generator owned_;
   Generator* gen_;
 };
 
-class Dropout : public Layer {
+class Dropout : public RandomLayer {
  public:
   explicit Dropout(float p, uint64_t seed = 0);
   Dropout(float p, Generator& gen);
 
-  Var forward(const Var& x) override;  // any shape, batch first
-  // `batch_axis` says which axis is the batch (1 for time-major [T, B, E]),
-  // so that under a batch shard (core/random.h) each example keeps its mask.
-  Var forward(const Var& x, int batch_axis);
+  using RandomLayer::forward;  // forward(x): batch first
+  Var forward(const Var& x, int batch_axis) override;
   float p() const { return p_; }
 
  private:
   float p_;
-  RandomSource random_;
 };
 
-class GaussianNoise : public Layer {
+class GaussianNoise : public RandomLayer {
  public:
   explicit GaussianNoise(float stddev, uint64_t seed = 0);
   GaussianNoise(float stddev, Generator& gen);
 
-  Var forward(const Var& x) override;  // any shape, batch first
-  Var forward(const Var& x, int batch_axis);
+  using RandomLayer::forward;  // forward(x): batch first
+  Var forward(const Var& x, int batch_axis) override;
   float stddev() const { return stddev_; }
 
  private:
   float stddev_;
-  RandomSource random_;
 };
 
 }  // namespace rg

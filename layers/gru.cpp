@@ -23,18 +23,6 @@ Tensor recurrent_weight(int64_t rows, int64_t cols, const GRUInit& init, Generat
   return w;
 }
 
-// ‖w_i‖ per row: weight norm's g, so that g · v / ‖v‖ starts equal to w.
-Tensor row_norms(const Tensor& w) {
-  const int64_t rows = w.dim(0), cols = w.dim(1);
-  Tensor g = Tensor::empty(Shape{rows});
-  for (int64_t i = 0; i < rows; ++i) {
-    double sq = 0.0;
-    for (int64_t j = 0; j < cols; ++j) sq += static_cast<double>(w.data()[i * cols + j]) * w.data()[i * cols + j];
-    g.data()[i] = static_cast<float>(std::sqrt(sq));
-  }
-  return g;
-}
-
 }  // namespace
 
 Var GRUCell::effective(const Var& weight, int which) const {
@@ -51,7 +39,7 @@ GRUCell::GRUCell(int64_t input_size, int64_t hidden_size, const NormOptions& nor
   auto weight = [&](const char* name, Tensor w) {
     if (!weight_norm_) return register_parameter(name, w);
     Var v = register_parameter(std::string(name) + "_v", w);
-    weight_gains_.push_back(register_parameter(std::string(name) + "_g", row_norms(w)));
+    weight_gains_.push_back(register_parameter(std::string(name) + "_g", weight_norm_gains(w)));
     return v;
   };
   weight_x_gates = weight("weight_x_gates", init_normal(Shape{2 * h, input_size}, init.stddev, gen));

@@ -1,9 +1,5 @@
 #include "rmsgrad/layers/linear.h"
 
-#include <algorithm>
-#include <cmath>
-#include <vector>
-
 #include "rmsgrad/autograd/ops.h"
 #include "rmsgrad/autograd/weight_norm.h"
 #include "rmsgrad/core/error.h"
@@ -31,24 +27,9 @@ Linear::Linear(int64_t in_features, int64_t out_features, Generator& gen, const 
     : in_features_(in_features), out_features_(out_features) {
   check(in_features > 0 && out_features > 0, "Linear: sizes must be positive, got in {} out {}", in_features,
         out_features);
-  Tensor w = make_weight(Shape{out_features, in_features}, options.init, gen);
-  if (options.weight_norm) {
-    Tensor g = Tensor::empty(Shape{out_features});  // g_i = ‖v_i‖, so that W = v at the start
-    for (int64_t i = 0; i < out_features; ++i) {
-      const float* row = w.data() + i * in_features;
-      double sq = 0.0;
-      for (int64_t j = 0; j < in_features; ++j) sq += static_cast<double>(row[j]) * row[j];
-      g.data()[i] = static_cast<float>(std::sqrt(sq));
-    }
-    weight_v = register_parameter("weight_v", w);
-    weight_g = register_parameter("weight_g", g);
-  } else {
-    weight = register_parameter("weight", w);
-  }
+  register_weight(make_weight(Shape{out_features, in_features}, options.init, gen), options.weight_norm);
   if (options.bias) bias = register_parameter("bias", Tensor::zeros(Shape{out_features}));
 }
-
-Var Linear::effective_weight() const { return has_weight_norm() ? weight_norm(weight_v, weight_g) : weight; }
 
 Var Linear::forward(const Var& x) {
   check(x.defined(), "Linear: undefined input");
@@ -67,20 +48,7 @@ void Linear::init_from_batch(const Var& x) {
   Var t = linear(x, weight_norm(weight_v, constant(Tensor::ones(Shape{out_features_}))), Var());
   const int64_t rows = t.numel() / out_features_;
   check(rows > 0, "Linear::init_from_batch: the batch {} is empty", x.shape());
-  const float* pt = t.value().data();
-  for (int64_t i = 0; i < out_features_; ++i) {
-    double mean = 0.0, variance = 0.0;  // two passes in double
-    for (int64_t r = 0; r < rows; ++r) mean += pt[r * out_features_ + i];
-    mean /= static_cast<double>(rows);
-    for (int64_t r = 0; r < rows; ++r) {
-      const double centred = pt[r * out_features_ + i] - mean;
-      variance += centred * centred;
-    }
-    variance /= static_cast<double>(rows);
-    const double scale = 1.0 / std::sqrt(variance + 1e-10);
-    weight_g.value().data()[i] = static_cast<float>(scale);
-    if (bias.defined()) bias.value().data()[i] = static_cast<float>(-mean * scale);
-  }
+  init_from_output(t.value(), rows, 1);  // t [rows, out]
 }
 
 }  // namespace rg

@@ -7,10 +7,11 @@
 // leading axis of x folds into rows.
 //
 // With weight_norm on, W is not a parameter but W_i = g_i · v_i / ‖v_i‖ per
-// output row (Salimans & Kingma 2016; the fused op in autograd/weight_norm.h).
-// v starts from options.init and g from ‖v_i‖, so W starts exactly where the
-// plain layer would (torch.nn.utils.weight_norm does the same). The paper's
-// CIFAR code then runs a data-dependent init on one batch, init_from_batch:
+// output row (Salimans & Kingma 2016; layers/weighted_layer.h keeps W either
+// way). v starts from options.init and g from ‖v_i‖, so W starts exactly where
+// the plain layer would (torch.nn.utils.weight_norm does the same). The
+// paper's CIFAR code then runs a data-dependent init on one batch,
+// init_from_batch:
 //
 //   t = x v̂ᵀ                 [rows, out], v̂_i = v_i / ‖v_i‖ (no g, no bias)
 //   μ_i, σ_i² = mean and (biased) variance of t[:, i] over the rows
@@ -26,6 +27,7 @@
 #include "rmsgrad/core/random.h"
 #include "rmsgrad/layers/init.h"
 #include "rmsgrad/layers/module.h"
+#include "rmsgrad/layers/weighted_layer.h"
 
 namespace rg {
 
@@ -38,7 +40,7 @@ struct LinearOptions {
 // The functional form: x [..., in], weight [out, in], bias [out] or undefined.
 Var linear(const Var& x, const Var& weight, const Var& bias);
 
-class Linear : public Layer {
+class Linear : public WeightedLayer {
  public:
   Linear(int64_t in_features, int64_t out_features, Generator& gen = default_generator(),
          const LinearOptions& options = {});
@@ -47,19 +49,15 @@ class Linear : public Layer {
 
   Var forward(const Var& x) override;
 
-  // The effective W [out, in]: `weight`, or weight_norm(weight_v, weight_g).
-  Var effective_weight() const;
   // Salimans & Kingma's data-dependent init from a batch x [..., in] (see
   // above). Needs weight_norm; records nothing on the tape.
   void init_from_batch(const Var& x);
 
   int64_t in_features() const { return in_features_; }
   int64_t out_features() const { return out_features_; }
-  bool has_weight_norm() const { return weight_v.defined(); }
 
-  Var weight;              // [out, in]; undefined under weight norm
-  Var weight_v, weight_g;  // [out, in] and [out]; defined only under weight norm
-  Var bias;                // [out]; undefined without bias
+  // weight [out, in], or weight_v [out, in] and weight_g [out]; bias [out]
+  // (WeightedLayer's members; effective_weight() is W either way).
 
  private:
   int64_t in_features_, out_features_;

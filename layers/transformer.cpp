@@ -79,10 +79,10 @@ Var residual(NormPosition position, Norm& norm, Dropout& dropout, const Var& x, 
 
 }  // namespace
 
-TransformerEncoderLayer::TransformerEncoderLayer(const TransformerLayerOptions& options, Generator& init_gen,
-                                                 Generator& noise_gen)
-    : options_(options) {
-  check_options(options, "TransformerEncoderLayer");
+SelfAttentionLayer::SelfAttentionLayer(const TransformerLayerOptions& options, bool causal, const char* name,
+                                       Generator& init_gen, Generator& noise_gen)
+    : options_(options), causal_(causal), name_(name) {
+  check_options(options, name);
   const LinearOptions linear{.bias = options.bias, .init = options.init};
   register_module("self_attn", self_attn, make_attention(options, init_gen, noise_gen, true));
   register_module("linear1", linear1, std::make_shared<Linear>(options.model_size, options.ffn_size, init_gen, linear));
@@ -94,38 +94,43 @@ TransformerEncoderLayer::TransformerEncoderLayer(const TransformerLayerOptions& 
   register_module("dropout", dropout, std::make_shared<Dropout>(options.dropout, noise_gen));
 }
 
-Var TransformerEncoderLayer::forward(const Var& x, const Tensor& key_mask) {
-  check(x.defined() && x.rank() == 3 && x.dim(2) == options_.model_size,
-        "TransformerEncoderLayer: input {} must be [B, S, {}]", shape_of(x),
-        options_.model_size);
-  const NormPosition at = options_.norm_position;
-  Var h = residual(at, *norm1, *dropout, x, [&](const Var& in) {
-    return self_attn->forward(in, in, in, key_mask, options_.causal).context;
-  });
-  return residual(at, *norm2, *dropout, h, [&](const Var& in) {
+Var SelfAttentionLayer::feed_forward_sublayer(const Var& h) {
+  return residual(options_.norm_position, *norm2, *dropout, h, [&](const Var& in) {
     return feed_forward(options_.feed_forward, *linear1, *linear2, linear3.get(), *dropout, in);
   });
 }
 
-Var TransformerEncoderLayer::step(const Var& x, KeyValues& cache) {
-  check(options_.causal, "TransformerEncoderLayer: step() decodes a causal layer (options.causal); this one is not");
+Var SelfAttentionLayer::forward(const Var& x, const Tensor& key_mask) {
+  check(x.defined() && x.rank() == 3 && x.dim(2) == options_.model_size, "{}: input {} must be [B, S, {}]", name_,
+        shape_of(x), options_.model_size);
+  Var h = residual(options_.norm_position, *norm1, *dropout, x, [&](const Var& in) {
+    return self_attn->forward(in, in, in, key_mask, causal_).context;
+  });
+  return feed_forward_sublayer(h);
+}
+
+TransformerEncoderLayer::TransformerEncoderLayer(const TransformerLayerOptions& options, Generator& init_gen,
+                                                 Generator& noise_gen)
+    : SelfAttentionLayer(options, /*causal=*/false, "TransformerEncoderLayer", init_gen, noise_gen) {}
+
+DecoderOnlyBlock::DecoderOnlyBlock(const TransformerLayerOptions& options, Generator& init_gen, Generator& noise_gen)
+    : SelfAttentionLayer(options, /*causal=*/true, "DecoderOnlyBlock", init_gen, noise_gen) {}
+
+Var DecoderOnlyBlock::step(const Var& x, KeyValues& cache) {
   check(x.defined() && x.rank() == 3 && x.dim(2) == options_.model_size,
-        "TransformerEncoderLayer: a decoding step's input {} must be [B, t, {}]", shape_of(x), options_.model_size);
+        "DecoderOnlyBlock: a decoding step's input {} must be [B, t, {}]", shape_of(x), options_.model_size);
   const int64_t past = cache.length(), rows = past > 0 ? cache.keys.dim(0) : x.dim(0);
   check(past == 0 || (x.dim(1) == 1 && x.dim(0) == rows),
-        "TransformerEncoderLayer: with {} positions cached, a step's input {} must be [{}, 1, {}]", past, x.shape(),
-        rows, options_.model_size);
-  const NormPosition at = options_.norm_position;
+        "DecoderOnlyBlock: with {} positions cached, a step's input {} must be [{}, 1, {}]", past, x.shape(), rows,
+        options_.model_size);
   // The new positions' keys and values join the cache, then attend over it:
   // a first block causally among its own positions, as forward() does; a
   // later single position over everything before it and itself, no mask.
-  Var h = residual(at, *norm1, *dropout, x, [&](const Var& in) {
+  Var h = residual(options_.norm_position, *norm1, *dropout, x, [&](const Var& in) {
     cache = cache.append(self_attn->project(in, in, past));
     return self_attn->attend(in, cache, {}, /*causal=*/past == 0, past).context;
   });
-  return residual(at, *norm2, *dropout, h, [&](const Var& in) {
-    return feed_forward(options_.feed_forward, *linear1, *linear2, linear3.get(), *dropout, in);
-  });
+  return feed_forward_sublayer(h);
 }
 
 DecoderLayerCache DecoderLayerCache::select_rows(const std::vector<int32_t>& rows) const {

@@ -27,9 +27,11 @@
 // through dropout before it joins the residual sum. Attention weights have
 // their own dropout (MultiHeadAttention).
 //
-// A decoder-only (GPT-style) stack is a stack of encoder layers with
-// options.causal: each position attends to itself and the positions before
-// it, and nothing else; step() then decodes it incrementally. With
+// A decoder-only (GPT-style, LLaMA) stack is a stack of DecoderOnlyBlocks:
+// the encoder layer's two sublayers with a causal self-attention, in which
+// each position attends to itself and the positions before it, and nothing
+// else; step() then decodes it incrementally. The two share one
+// implementation (SelfAttentionLayer) and differ in that mask only. With
 // options.rotary_base > 0 the self-attentions rotate their queries and keys
 // by position (RoFormer; autograd/rotary.h), the cross-attention never.
 //
@@ -38,8 +40,10 @@
 // torch's parameter names (linear1, linear2, norm1, norm2, norm3, self_attn;
 // our cross_attn is torch's multihead_attn; linear3 is SwiGLU's W₃) except
 // inside the attentions, whose q_proj, k_proj and v_proj torch packs into one
-// in_proj_weight. tests/test_transformer.cpp checks both against PyTorch on
-// the same weights; tests/test_llama.cpp the causal, rotary, SwiGLU stack.
+// in_proj_weight; a DecoderOnlyBlock is torch's TransformerEncoderLayer with
+// a causal src_mask. tests/test_transformer.cpp checks the encoder and decoder
+// layers against PyTorch on the same weights; tests/test_llama.cpp the
+// decoder-only block, causal, rotary and SwiGLU.
 //
 // Incremental decoding. At inference the decoder emits one position at a
 // time; recomputing the whole prefix at every position would cost O(t²) per
@@ -49,7 +53,7 @@
 // adds one position and attends over the cache. Causal masking is implicit,
 // since the cache holds only the past. Cached decoding computes exactly what
 // forward() computes for the same prefix (up to float summation order). A
-// causal encoder layer decodes the same way with a KeyValues of its own.
+// DecoderOnlyBlock decodes the same way with a KeyValues of its own.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -84,31 +88,52 @@ struct TransformerLayerOptions {
   WeightInit init = {};            // of every projection; Xavier uniform by default
   FeedForwardKind feed_forward = FeedForwardKind::ReLU;
   bool bias = true;                // every projection's bias, attention and feed-forward (LLaMA: none)
-  bool causal = false;             // encoder layer: position i attends to positions ≤ i only
   float rotary_base = 0.0f;        // > 0: rotary embeddings in the self-attention (LLaMA: 10000); 0: none
 };
 
-class TransformerEncoderLayer : public Module {
+// Self-attention, then the feed-forward, each around its norm and residual:
+// what an encoder layer and a decoder-only block both compute. Use them by
+// their names below; this is the implementation they share.
+class SelfAttentionLayer : public Module {
  public:
-  TransformerEncoderLayer(const TransformerLayerOptions& options, Generator& init_gen, Generator& noise_gen);
-
   // x [B, S, D], key_mask [B, S] (1 = real token) or undefined → [B, S, D];
-  // causal as options.causal says.
+  // causal in a DecoderOnlyBlock.
   Var forward(const Var& x, const Tensor& key_mask = {});
-
-  // Incremental decoding of a causal layer: x [B, t, D], the t positions that
-  // follow the cache's → [B, t, D], appending their keys and values to the
-  // cache. Once the cache holds a position, t must be 1; the first call may
-  // bring a whole prompt. Rotary positions continue from cache.length().
-  Var step(const Var& x, KeyValues& cache);
 
   std::shared_ptr<MultiHeadAttention> self_attn;
   std::shared_ptr<Linear> linear1, linear2, linear3;  // the feed-forward network; linear3 SwiGLU's only
   std::shared_ptr<Norm> norm1, norm2;
   std::shared_ptr<Dropout> dropout;  // on each sublayer's output and the FFN's hidden layer
 
- private:
+ protected:
+  // `name`, the class's, begins its error messages.
+  SelfAttentionLayer(const TransformerLayerOptions& options, bool causal, const char* name, Generator& init_gen,
+                     Generator& noise_gen);
+  // The feed-forward sublayer, with its norm and residual.
+  Var feed_forward_sublayer(const Var& h);
+
   TransformerLayerOptions options_;
+  bool causal_;
+  const char* name_;
+};
+
+// The encoder's layer: every position attends to every real position.
+class TransformerEncoderLayer : public SelfAttentionLayer {
+ public:
+  TransformerEncoderLayer(const TransformerLayerOptions& options, Generator& init_gen, Generator& noise_gen);
+};
+
+// A decoder-only stack's block (GPT; LLaMA with pre-norm, rotary and SwiGLU,
+// models/llama.h): position i attends to positions ≤ i only.
+class DecoderOnlyBlock : public SelfAttentionLayer {
+ public:
+  DecoderOnlyBlock(const TransformerLayerOptions& options, Generator& init_gen, Generator& noise_gen);
+
+  // Incremental decoding: x [B, t, D], the t positions that follow the
+  // cache's → [B, t, D], appending their keys and values to the cache. Once
+  // the cache holds a position, t must be 1; the first call may bring a whole
+  // prompt. Rotary positions continue from cache.length().
+  Var step(const Var& x, KeyValues& cache);
 };
 
 // A decoder layer's state during incremental decoding, for B rows.

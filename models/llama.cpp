@@ -10,8 +10,8 @@ namespace rg {
 
 namespace {
 
-// A block: pre-norm, causal self-attention with rotary Q and K, SwiGLU, no
-// biases, no dropout.
+// A block (causal, as every DecoderOnlyBlock): pre-norm, self-attention with
+// rotary Q and K, SwiGLU, no biases, no dropout.
 TransformerLayerOptions block_options(const LlamaOptions& o) {
   TransformerLayerOptions block;
   block.model_size = o.model_size;
@@ -24,7 +24,6 @@ TransformerLayerOptions block_options(const LlamaOptions& o) {
   block.init = WeightInit{.kind = WeightInitKind::Normal, .stddev = o.init_stddev};
   block.feed_forward = FeedForwardKind::SwiGLU;
   block.bias = false;
-  block.causal = true;
   block.rotary_base = o.rotary_base;
   return block;
 }
@@ -41,9 +40,9 @@ Llama::Llama(const LlamaOptions& options, Generator& init_gen) : options_(option
   // The blocks check d, h, the FFN size, the norm and the rotary base.
   const TransformerLayerOptions block = block_options(options);
   register_module("embed_tokens", embed_tokens, std::make_shared<Embedding>(options.vocab, d, init_gen, options.init_stddev));
-  register_module("layers", layers, std::make_shared<ModuleList<TransformerEncoderLayer>>());
+  register_module("layers", layers, std::make_shared<ModuleList<DecoderOnlyBlock>>());
   for (int64_t i = 0; i < options.layers; ++i)
-    layers->push_back(std::make_shared<TransformerEncoderLayer>(block, init_gen, noise_));
+    layers->push_back(std::make_shared<DecoderOnlyBlock>(block, init_gen, noise_));
   register_module("norm", norm, make_norm(options.norm, d));
   if (!options.tie_embeddings)
     register_module("lm_head", lm_head, std::make_shared<Linear>(d, options.vocab, init_gen,

@@ -9,8 +9,8 @@
 //   output  logits = norm(x) W_outᵀ                    [B, T, V]; W_out = E when tied
 //
 // No projection has a bias and nothing drops out. Each block is a
-// TransformerEncoderLayer (layers/transformer.h) with pre-norm, causal,
-// rotary_base, swiglu and bias = false; the attention scales by 1/√(d/h).
+// DecoderOnlyBlock (layers/transformer.h) with pre-norm, rotary_base, swiglu
+// and bias = false; the attention scales by 1/√(d/h).
 //
 // Parameter names, and Hugging Face's LlamaForCausalLM names for the same:
 //   embed_tokens.weight                  model.embed_tokens.weight
@@ -104,7 +104,7 @@ class Llama : public Module {
   const LlamaOptions& options() const { return options_; }
 
   std::shared_ptr<Embedding> embed_tokens;
-  std::shared_ptr<ModuleList<TransformerEncoderLayer>> layers;
+  std::shared_ptr<ModuleList<DecoderOnlyBlock>> layers;
   std::shared_ptr<Norm> norm;
   std::shared_ptr<Linear> lm_head;  // null when tied
 

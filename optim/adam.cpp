@@ -79,14 +79,7 @@ Adam::Adam(const NamedParameters& parameters, const AdamOptions& options) : Adam
 
 size_t Adam::add_group(const NamedParameters& parameters, const AdamOptions& options) {
   check_options(options, group_count());
-  const size_t group = add_parameters(parameters, {"m", "v"});
-  options_.push_back(options);
-  return group;
-}
-
-const AdamOptions& Adam::options(size_t group) const {
-  check_group(group, "options");
-  return options_[group];
+  return add_group_with(parameters, options, {"m", "v"});
 }
 
 void Adam::set_beta1(double beta1) {

@@ -46,28 +46,22 @@ inline AdamOptions adamw_options(double lr = 1e-3, double weight_decay = 1e-2) {
   return AdamOptions{.lr = lr, .weight_decay = weight_decay, .decay = WeightDecay::Decoupled};
 }
 
-class Adam : public Optimizer {
+class Adam : public OptimizerWithOptions<AdamOptions> {
  public:
   // No groups yet; add them with add_group.
-  Adam() : Optimizer("adam") {}
+  Adam() : OptimizerWithOptions("adam") {}
   // One group holding every parameter.
   explicit Adam(const NamedParameters& parameters, const AdamOptions& options = {});
 
   // Appends a group with its own options; returns its index.
   size_t add_group(const NamedParameters& parameters, const AdamOptions& options);
 
-  const AdamOptions& options(size_t group = 0) const;
   // β1 can change during training (the CIFAR recipe: 0.9, then 0.5).
   void set_beta1(double beta1);  // every group
   void set_beta1(size_t group, double beta1);
 
  protected:
   void update(size_t group, ParameterSlot& slot) override;
-  double group_lr(size_t group) const override { return options_[group].lr; }
-  void set_group_lr(size_t group, double lr) override { options_[group].lr = lr; }
-
- private:
-  std::vector<AdamOptions> options_;
 };
 
 }  // namespace rg

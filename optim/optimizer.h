@@ -117,4 +117,31 @@ class Optimizer {
   float gradient_scale_ = 1.0f;
 };
 
+// An optimizer whose groups each keep their hyperparameters in one Options
+// struct with an `lr` (Adam's AdamOptions, Sgd's SgdOptions): the group
+// bookkeeping both share.
+template <class Options>
+class OptimizerWithOptions : public Optimizer {
+ public:
+  const Options& options(size_t group = 0) const {
+    check_group(group, "options");
+    return options_[group];
+  }
+
+ protected:
+  using Optimizer::Optimizer;
+
+  // Appends a group (add_parameters) with its options, checked by the caller.
+  size_t add_group_with(const NamedParameters& parameters, const Options& options,
+                        std::vector<std::string> buffer_names) {
+    const size_t group = add_parameters(parameters, std::move(buffer_names));
+    options_.push_back(options);
+    return group;
+  }
+  double group_lr(size_t group) const override { return options_[group].lr; }
+  void set_group_lr(size_t group, double lr) override { options_[group].lr = lr; }
+
+  std::vector<Options> options_;  // one per group
+};
+
 }  // namespace rg

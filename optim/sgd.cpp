@@ -55,14 +55,7 @@ size_t Sgd::add_group(const NamedParameters& parameters, const SgdOptions& optio
   check_options(options, group_count());
   std::vector<std::string> buffers;
   if (options.momentum != 0.0) buffers.push_back("momentum");
-  const size_t group = add_parameters(parameters, std::move(buffers));
-  options_.push_back(options);
-  return group;
-}
-
-const SgdOptions& Sgd::options(size_t group) const {
-  check_group(group, "options");
-  return options_[group];
+  return add_group_with(parameters, options, std::move(buffers));
 }
 
 void Sgd::update(size_t group, ParameterSlot& slot) {

@@ -30,24 +30,18 @@ struct SgdOptions {
   bool nesterov = false;
 };
 
-class Sgd : public Optimizer {
+class Sgd : public OptimizerWithOptions<SgdOptions> {
  public:
   // No groups yet; add them with add_group.
-  Sgd() : Optimizer("sgd") {}
+  Sgd() : OptimizerWithOptions("sgd") {}
   // One group holding every parameter.
   explicit Sgd(const NamedParameters& parameters, const SgdOptions& options = {});
 
   // Appends a group with its own options; returns its index.
   size_t add_group(const NamedParameters& parameters, const SgdOptions& options);
-  const SgdOptions& options(size_t group = 0) const;
 
  protected:
   void update(size_t group, ParameterSlot& slot) override;
-  double group_lr(size_t group) const override { return options_[group].lr; }
-  void set_group_lr(size_t group, double lr) override { options_[group].lr = lr; }
-
- private:
-  std::vector<SgdOptions> options_;
 };
 
 }  // namespace rg

@@ -1,7 +1,7 @@
 // The decoder-only pieces and the LLaMA-style model: the rotary op
 // (autograd/rotary.h) against HF's apply_rotary_pos_emb and by gradient check;
-// the causal, GELU, SwiGLU, rotary, bias-free options of the Transformer
-// layers (layers/transformer.h); and models/llama.h against a PyTorch twin
+// the decoder-only block and the GELU, SwiGLU, rotary, bias-free options of
+// the Transformer layers (layers/transformer.h); and models/llama.h against a PyTorch twin
 // (logits, loss, every gradient, one Adam step), by gradient check over every
 // parameter, its cache against the full forward, causality, tied weights,
 // save / load and a training smoke test. The references are float64, written
@@ -97,7 +97,6 @@ TransformerLayerOptions decoder_only(NormPosition position, FeedForwardKind ffn 
   o.dropout = 0.0f;
   o.feed_forward = ffn;
   o.bias = false;
-  o.causal = true;
   o.rotary_base = 100.0f;
   return o;
 }
@@ -168,9 +167,9 @@ TEST_CASE("rotary: gradient checks (used once and twice), properties, bad input"
   test::check_error([&] { rotary(constant(x), 0, 0.0f); }, "rotary", "base");
 }
 
-// ---- the Transformer layers' decoder-only options ----
+// ---- the decoder-only block and the Transformer layers' options ----
 
-TEST_CASE("causal encoder layer with GELU against torch.nn.TransformerEncoderLayer (causal src_mask, key padding)") {
+TEST_CASE("DecoderOnlyBlock with GELU against torch.nn.TransformerEncoderLayer (causal src_mask, key padding)") {
   // Tolerance as test_transformer.cpp argues for the same layers: the
   // reference is float64, so the difference is our float32 rounding, a few
   // ulps per op over GEMMs with K ≤ 16 and norms over 8 units.
@@ -186,9 +185,8 @@ TEST_CASE("causal encoder layer with GELU against torch.nn.TransformerEncoderLay
     o.norm_position = parse_norm_position(c["position"].get<std::string>());
     o.dropout = 0.0f;
     o.feed_forward = FeedForwardKind::GELU;
-    o.causal = true;
     Generator init_gen(0), noise_gen(1);
-    TransformerEncoderLayer layer(o, init_gen, noise_gen);
+    DecoderOnlyBlock layer(o, init_gen, noise_gen);
     load_params(layer, c["params"]);
     Var x(test::tensor_from_json(c["x"]), true);
     Var y = layer.forward(x, test::tensor_from_json(c["key_mask"]));
@@ -203,7 +201,6 @@ TEST_CASE("causal encoder layer with GELU against torch.nn.TransformerEncoderLay
 TEST_CASE("Transformer layer options: SwiGLU and GELU feed-forwards against their formulas; bias = false; names") {
   Generator init_gen(2), noise_gen(3), gen(4);
   TransformerLayerOptions o = decoder_only(NormPosition::Pre);
-  o.causal = false;
   o.rotary_base = 0.0f;
   TransformerEncoderLayer swiglu(o, init_gen, noise_gen);
   CHECK(swiglu.named_parameters().size() == 4 + 3 + 2);  // q, k, v, out; W₁ W₂ W₃; two gains
@@ -221,7 +218,6 @@ TEST_CASE("Transformer layer options: SwiGLU and GELU feed-forwards against thei
   CHECK(relu_layer.named_parameters().size() == 14);
   CHECK(TransformerLayerOptions{}.feed_forward == FeedForwardKind::ReLU);
   CHECK(TransformerLayerOptions{}.bias);
-  CHECK_FALSE(TransformerLayerOptions{}.causal);
   CHECK(TransformerLayerOptions{}.rotary_base == 0.0f);
 
   // Pre-norm layer minus its attention half is x + FFN(norm2(x)): compare
@@ -247,11 +243,11 @@ TEST_CASE("Transformer layer options: SwiGLU and GELU feed-forwards against thei
   test::check_error([] { parse_feed_forward("tanh"); }, "feed-forward", "relu, gelu or swiglu");
 }
 
-TEST_CASE("causal encoder layer with rotary and SwiGLU: step() equals forward(), gradient checks, bad input") {
+TEST_CASE("DecoderOnlyBlock with rotary and SwiGLU: step() equals forward(), gradient checks, bad input") {
   for (NormPosition position : {NormPosition::Post, NormPosition::Pre}) {
     INFO(norm_position_name(position));
     Generator init_gen(5), noise_gen(6), gen(7);
-    TransformerEncoderLayer layer(decoder_only(position), init_gen, noise_gen);
+    DecoderOnlyBlock layer(decoder_only(position), init_gen, noise_gen);
     perturb(layer, gen);
     Tensor x = normal(Shape{2, 6, 8}, 0.0f, 1.0f, gen);
     {
@@ -266,7 +262,7 @@ TEST_CASE("causal encoder layer with rotary and SwiGLU: step() equals forward(),
         CHECK(cache.length() == t + 1);
         test::all_close(y, positions(full, t, t + 1), 1e-6f, 1e-5f, "step " + std::to_string(t));
       }
-      test::check_error([&] { layer.step(constant(positions(x, 0, 2)), cache); }, "TransformerEncoderLayer",
+      test::check_error([&] { layer.step(constant(positions(x, 0, 2)), cache); }, "DecoderOnlyBlock",
                         "6 positions cached");
     }
     GradCheckResult r = gradcheck([&](const std::vector<Var>& v) { return layer.forward(v[0]); },
@@ -274,19 +270,13 @@ TEST_CASE("causal encoder layer with rotary and SwiGLU: step() equals forward(),
     CHECK_MESSAGE(r.ok, r.report);
     tape().clear();
   }
-  // step() needs a causal layer; rotary needs an even head size.
+  // Rotary needs an even head size.
   Generator init_gen(8), noise_gen(9);
   TransformerLayerOptions o = decoder_only(NormPosition::Pre);
-  o.causal = false;
-  TransformerEncoderLayer bidirectional(o, init_gen, noise_gen);
-  KeyValues cache;
-  test::check_error([&] { bidirectional.step(constant(Tensor::zeros(Shape{1, 1, 8})), cache); },
-                    "TransformerEncoderLayer", "causal");
   o.heads = 4;  // head size 2 is even: fine
-  CHECK_NOTHROW(TransformerEncoderLayer(o, init_gen, noise_gen));
+  CHECK_NOTHROW(DecoderOnlyBlock(o, init_gen, noise_gen));
   o.model_size = 12;  // head size 3
-  test::check_error([&] { TransformerEncoderLayer odd(o, init_gen, noise_gen); }, "MultiHeadAttention",
-                    "even head size");
+  test::check_error([&] { DecoderOnlyBlock odd(o, init_gen, noise_gen); }, "MultiHeadAttention", "even head size");
 }
 
 TEST_CASE("rotary attention: scores see relative positions; the decoder layer's step() with rotary equals forward()") {
@@ -397,7 +387,7 @@ TEST_CASE("Llama: the cache gives the full forward's logits at every position; g
     for (int64_t t = 4; t < 9; ++t)
       test::all_close(model.forward(columns(ids, t, t + 1), block).value(), positions(full, t, t + 1), 1e-5f, 1e-5f,
                       "after the block, position " + std::to_string(t));
-    test::check_error([&] { model.forward(columns(ids, 0, 2), block); }, "TransformerEncoderLayer", "cached");
+    test::check_error([&] { model.forward(columns(ids, 0, 2), block); }, "DecoderOnlyBlock", "cached");
 
     // generate() against sampling from the last position of full forwards of
     // the growing sequence, with the same draws: greedy, then temperature
@@ -490,7 +480,7 @@ TEST_CASE("Llama: tied weights are one parameter under one name; untied adds lm_
   bad.vocab = 0;
   test::check_error([&] { Llama m(bad); }, "Llama", "vocabulary");
   bad = tiny_llama(11, NormKind::BatchNorm, false);
-  test::check_error([&] { Llama m(bad); }, "TransformerEncoderLayer", "batchnorm");
+  test::check_error([&] { Llama m(bad); }, "DecoderOnlyBlock", "batchnorm");
   NoGradGuard no_grad;
   test::check_error([&] { tied.forward(Indices(Shape{4}, {1, 2, 3, 4})); }, "Llama", "[B, T]");
   test::check_error([&] { tied.generate({}, 3); }, "Llama::generate", "empty");

@@ -1,6 +1,6 @@
 // A decoder-only character Transformer of one's own (GPT-style), written
-// from the library's layers: an embedding and a learnt position table, causal
-// pre-norm TransformerEncoderLayers with RMSNorm and a GELU feed-forward, a
+// from the library's layers: an embedding and a learnt position table,
+// pre-norm DecoderOnlyBlocks with RMSNorm and a GELU feed-forward, a
 // final norm and an output layer; trained on a text, then sampled one
 // character at a time through each layer's key/value cache.
 //
@@ -29,9 +29,9 @@ class CharDecoder : public rg::Module {
     const rg::TransformerLayerOptions block{.model_size = kWidth, .ffn_size = 4 * kWidth, .heads = 4,
                                             .norm = {.kind = rg::NormKind::RMSNorm},
                                             .norm_position = rg::NormPosition::Pre, .dropout = 0.0f,
-                                            .feed_forward = rg::FeedForwardKind::GELU, .causal = true};
-    register_module("blocks", blocks, std::make_shared<rg::ModuleList<rg::TransformerEncoderLayer>>());
-    for (int i = 0; i < 2; ++i) blocks->push_back(std::make_shared<rg::TransformerEncoderLayer>(block, rg::default_generator(), noise_));
+                                            .feed_forward = rg::FeedForwardKind::GELU};
+    register_module("blocks", blocks, std::make_shared<rg::ModuleList<rg::DecoderOnlyBlock>>());
+    for (int i = 0; i < 2; ++i) blocks->push_back(std::make_shared<rg::DecoderOnlyBlock>(block, rg::default_generator(), noise_));
     register_module("norm", norm, rg::make_norm({.kind = rg::NormKind::RMSNorm}, kWidth));
     register_module("output", output, std::make_shared<rg::Linear>(kWidth, vocab));
   }
@@ -48,7 +48,7 @@ class CharDecoder : public rg::Module {
 
   std::shared_ptr<rg::Embedding> embedding;
   rg::Var positions;
-  std::shared_ptr<rg::ModuleList<rg::TransformerEncoderLayer>> blocks;
+  std::shared_ptr<rg::ModuleList<rg::DecoderOnlyBlock>> blocks;
   std::shared_ptr<rg::Norm> norm;
   std::shared_ptr<rg::Linear> output;
 

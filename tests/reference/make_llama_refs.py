@@ -16,7 +16,7 @@ An encoder-layer case is torch.nn.TransformerEncoderLayer (model size 8, 2
 heads, FFN 16, batch 2, length 5, dropout 0, batch_first, training mode) with
 activation "gelu", a causal src_mask and src_key_padding_mask, post-norm with
 LayerNorm or pre-norm with torch.nn.RMSNorm in place of its norms: our
-TransformerEncoderLayer with causal = true and feed_forward = gelu. Fields:
+DecoderOnlyBlock with feed_forward = gelu. Fields:
 name, norm, position, x, key_mask [B, S] (1 = real), params under our names
 (in_proj_weight / in_proj_bias split into q_proj, k_proj, v_proj; norm*.weight
 is our norm*.gain), output, projection, grad_x and grad_params of
@@ -96,7 +96,7 @@ def rotary_case(name, shape, positions, base):
             "projection": t(projection), "grad_x": t(x.grad)}
 
 
-# ---- a causal encoder layer with GELU ----
+# ---- a decoder-only block with GELU (torch's encoder layer, causal) ----
 
 D, HEADS, FFN, BATCH, STEPS = 8, 2, 16, 2, 5
 
