@@ -289,8 +289,8 @@ def check(directory):
 def main():
     parser = torch_timing.model_parser(steps=5, warmup=2, norms=NORMS)
     recipe.add_flags(parser, "rnnsearch")
-    parser.add_argument("--check", metavar="DIR", help="compare with bench_rnnsearch --dump DIR")
-    parser.add_argument("--compile", action="store_true", help="run the loss under torch.compile (Inductor)")
+    parser.add_argument("--check", metavar="DIR", help="compare with bench_step --model rnnsearch --dump DIR")
+    torch_timing.add_compile_flag(parser)
     args = torch_timing.parse_args(parser)
     if args.check:
         check(args.check)
@@ -299,13 +299,9 @@ def main():
     model.train()
     inputs = make_batch(args.batch, args.src_len, args.tgt_len, args.vocab)
     params = list(model.parameters())
-    loss_fn = model.loss
-    if args.compile:
-        loss_fn = torch.compile(model.loss)
-        args.warmup = max(args.warmup, 1)  # the first call compiles
-    step = torch_timing.recipe_step(args, params, lambda: loss_fn(*inputs))
+    step = torch_timing.compiled_step(args, params, model.loss, *inputs)
     timing = torch_timing.training_step_fields(step, args.steps, args.warmup)
-    torch_timing.print_json({"impl": "torch.compile" if args.compile else "torch", "norm": args.norm,
+    torch_timing.print_json({"impl": torch_timing.impl(args), "norm": args.norm,
                              "threads": args.threads, "batch": args.batch, "src_len": inputs[0].shape[0],
                              "tgt_len": inputs[2].shape[0], "vocab": args.vocab,
                              "embed": args.embed, "hidden": args.hidden,

@@ -6,7 +6,8 @@ Two kinds of twin use it:
   per-op twins (bench_*_torch.py)   op_parser(): --threads, --repeats; forward_and_backward_ms()
   model twins (*_torch.py)          model_parser(): --norm, --threads, --steps [, --warmup, --p];
                                     recipe.add_flags() (bench/recipe.py: the model's recipe as ours
-                                    trains it); recipe_step(); training_step_fields()
+                                    trains it); compiled_step() (recipe_step(), under torch.compile with
+                                    --compile); training_step_fields()
 A twin imports it as `import torch_timing`: Python puts the running script's folder (bench/) first on
 sys.path, so this works from any working directory.
 """
@@ -122,6 +123,25 @@ def recipe_step(args, params, loss):
 
     step.precision = "bf16" if bf16 else "f32"
     return step
+
+
+def add_compile_flag(parser, what="run"):
+    """--compile: the loss under torch.compile (compiled_step)."""
+    parser.add_argument("--compile", action="store_true", help=f"{what} the loss under torch.compile (Inductor)")
+
+
+def compiled_step(args, params, loss, *inputs):
+    """recipe_step of loss(*inputs), with --compile of the loss under torch.compile: its first call
+    compiles, so --warmup is at least 1 then."""
+    if args.compile:
+        loss = torch.compile(loss)
+        args.warmup = max(args.warmup, 1)
+    return recipe_step(args, params, lambda: loss(*inputs))
+
+
+def impl(args):
+    """The "impl" field of a twin's line: torch, or torch.compile with --compile."""
+    return "torch.compile" if args.compile else "torch"
 
 
 def training_step_fields(step, steps, warmup):
