@@ -18,23 +18,13 @@ if [ ${#programs[@]} -eq 0 ]; then
   build_bench bench_own_loop
   programs=("$build/bin/bench_own_loop")
 fi
-busy_loop() { while :; do :; done; }
-competitor=""
-trap 'if [ -n "$competitor" ]; then kill "$competitor" 2>/dev/null || true; fi; rm -rf "$scratch"' EXIT
 for _ in $(seq "${ROUNDS:-4}"); do
   for program in "${programs[@]}"; do
     for setting in alone shared; do
-      if [ "$setting" = shared ]; then
-        busy_loop &
-        competitor=$!
-      fi
+      if [ "$setting" = shared ]; then start_competitor; fi
       "$program" --threads 2 --steps "${STEPS:-30}" |
         sed "s|^{|{\"program\": \"$program\", \"setting\": \"$setting\", |" | tee -a "$lines"
-      if [ -n "$competitor" ]; then
-        kill "$competitor"
-        wait "$competitor" 2>/dev/null || true
-        competitor=""
-      fi
+      stop_competitor
     done
   done
 done

@@ -13,23 +13,13 @@
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 build_bench bench_step
-busy_loop() { while :; do :; done; }
-competitor=""
-trap 'if [ -n "$competitor" ]; then kill "$competitor" 2>/dev/null || true; fi; rm -rf "$scratch"' EXIT
 for _ in $(seq "${ROUNDS:-2}"); do
   for model in ${MODELS:-convpool order_embedding reader rnnsearch transformer}; do
     for setting in alone shared; do
-      if [ "$setting" = shared ]; then
-        busy_loop &
-        competitor=$!
-      fi
+      if [ "$setting" = shared ]; then start_competitor; fi
       ours bench_step --model "$model" --norm "${NORM:-layernorm}" --threads 2 --steps "${STEPS:-3}" \
         --warmup "${WARMUP:-1}" | sed "s/^{/{\"setting\": \"$setting\", /" | tee -a "$lines"
-      if [ -n "$competitor" ]; then
-        kill "$competitor"
-        wait "$competitor" 2>/dev/null || true
-        competitor=""
-      fi
+      stop_competitor
     done
   done
 done

@@ -14,8 +14,22 @@
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit
 build=${BUILD_DIR:-build}
 scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
+competitor=""
+trap 'stop_competitor 2>/dev/null || true; rm -rf "$scratch"' EXIT
 lines=$scratch/lines.jsonl
+
+# start_competitor, stop_competitor: one competing single-threaded process, a busy loop that takes a
+# core, beside the program timed "shared" rather than "alone"; ended at exit too.
+start_competitor() {
+  (while :; do :; done) &
+  competitor=$!
+}
+stop_competitor() {
+  [ -n "$competitor" ] || return 0
+  kill "$competitor"
+  wait "$competitor" 2>/dev/null || true
+  competitor=""
+}
 
 # build_bench TARGET: builds one bench program, quietly. scripts/build.sh configures the default
 # tree (Release) first; another BUILD_DIR must be configured already.
