@@ -62,7 +62,7 @@ import torch.nn.functional as F
 import recipe
 import torch_timing
 from torch_norms import make_norm
-from twin_check import GRAD_TOL, LOSS_TOL, our_gradients, read_json, verdict
+from twin_check import our_gradients, print_check, read_json, verdict
 
 NORMS = ["none", "layernorm", "rmsnorm", "prmsnorm"]
 
@@ -185,24 +185,12 @@ def check(directory):
     if set(ours_grads) != set(ref_grads):
         raise SystemExit(f"error: gradient files differ from the parameters: {sorted(set(ours_grads) ^ set(ref_grads))}")
     mine, yardstick, passed = verdict(ours, ours_grads, (ref_loss, ref_grads), (f32_loss, f32_grads))
-    params = sum(g.size for g in ref_grads.values())
-    torch_timing.print_json({
-        "model": "lm", "norm": cfg["norm"], "parameters": params, "our_parameters": ours["parameters"],
-        "loss_ours": ours["loss"], "loss_torch_f64": ref_loss, "grad_norm_ours": ours["grad_norm"], **mine,
-        "torch_f32": yardstick, "tolerance": {"loss": LOSS_TOL, "grad": GRAD_TOL}, "pass": passed})
-    if not passed or params != ours["parameters"]:
-        sys.exit(1)
+    print_check({"model": "lm", "norm": cfg["norm"]}, ours, sum(g.size for g in ref_grads.values()), ref_loss, mine,
+                yardstick, passed, "torch")
 
 
 def main():
-    parser = torch_timing.model_parser(steps=5, warmup=2, norms=NORMS)
-    recipe.add_flags(parser, "lm")
-    parser.add_argument("--check", metavar="DIR", help="compare with bench_step --model lm --dump DIR")
-    torch_timing.add_compile_flag(parser)
-    args = torch_timing.parse_args(parser)
-    if args.check:
-        check(args.check)
-        return
+    args = torch_timing.checked_model_args("lm", NORMS, check)
     if args.embeddings not in ("tied", "untied"):
         raise SystemExit(f"error: --embeddings tied or untied, not {args.embeddings}")
     model = Llama(args.norm, args.vocab, args.d, args.ffn, args.heads, args.layers, args.p,

@@ -93,8 +93,7 @@ import sys
 
 import numpy as np
 
-from jax_twin import adam_update, peak_rss_mb, set_xla_threads, time_train_steps
-from twin_check import GRAD_TOL, LOSS_TOL, our_gradients, our_parameters, read_json, verdict
+from jax_twin import adam_update, peak_rss_mb, read_dump, report_check, set_xla_threads, time_train_steps
 import recipe
 
 EOS = 3
@@ -402,13 +401,10 @@ def time_steps(args):
 
 
 def check(directory):
-    jax.config.update("jax_enable_x64", True)
-    load = lambda name: np.load(os.path.join(directory, name))
-    cfg, ours = read_json(directory, "config.json"), read_json(directory, "result.json")
+    cfg, ours, shapes, params, ours_grads = read_dump(
+        directory, lambda c: parameter_shapes(c["norm"], c["vocab"], c["embed"], c["hidden"]))
     config = {"norm": cfg["norm"], "p": cfg["p"], "dropout": 0.0, "label_smoothing": cfg["label_smoothing"]}
-    shapes = parameter_shapes(cfg["norm"], cfg["vocab"], cfg["embed"], cfg["hidden"])
-    params = our_parameters(directory, shapes, "jax")
-    ours_grads = our_gradients(directory)
+    load = lambda name: np.load(os.path.join(directory, name))
     batch = (load("source.npy").astype(np.int32), load("source_mask.npy").astype(np.float64),
              load("target.npy").astype(np.int32), load("target_mask.npy").astype(np.float64))
 
@@ -419,16 +415,7 @@ def check(directory):
         loss, grads = jax.jit(jax.value_and_grad(lambda p, b: rnnsearch_loss(p, b, config)))(p, b)
         return float(loss), {k: np.asarray(v, np.float64) for k, v in grads.items()}
 
-    ref_loss, ref_grads = run(jnp.float64)
-    mine, yardstick, passed = verdict(ours, ours_grads, (ref_loss, ref_grads), run(jnp.float32))
-    count = sum(int(np.prod(s)) for s in shapes.values())
-    passed = passed and count == ours["parameters"]
-    print(json.dumps({"norm": cfg["norm"], "parameters": count, "our_parameters": ours["parameters"],
-                      "loss_ours": ours["loss"], "loss_jax_f64": ref_loss, "grad_norm_ours": ours["grad_norm"],
-                      **mine, "jax_f32": yardstick, "tolerance": {"loss": LOSS_TOL, "grad": GRAD_TOL},
-                      "pass": passed}), flush=True)
-    if not passed:
-        sys.exit(1)
+    report_check(cfg, ours, ours_grads, shapes, run)
 
 
 def main():

@@ -16,9 +16,12 @@ import json
 import math
 import resource
 import statistics
+import sys
 import time
 
 import torch
+
+import recipe
 
 
 def op_parser(repeats):
@@ -123,6 +126,21 @@ def recipe_step(args, params, loss):
 
     step.precision = "bf16" if bf16 else "f32"
     return step
+
+
+def checked_model_args(model, norms, check):
+    """The flags of a model twin that checks itself against our dump, parsed: model_parser (5 timed
+    steps after 2 warm-up ones), the recipe's (recipe.add_flags), --check DIR and --compile. With
+    --check DIR it runs check(DIR) and ends."""
+    parser = model_parser(steps=5, warmup=2, norms=norms)
+    recipe.add_flags(parser, model)
+    parser.add_argument("--check", metavar="DIR", help=f"compare with bench_step --model {model} --dump DIR")
+    add_compile_flag(parser)
+    args = parse_args(parser)
+    if args.check:
+        check(args.check)
+        sys.exit(0)
+    return args
 
 
 def add_compile_flag(parser, what="run"):

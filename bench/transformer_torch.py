@@ -76,11 +76,10 @@ import torch.nn.functional as F
 
 import recipe
 import torch_timing
-from twin_check import GRAD_TOL, LOSS_TOL, our_gradients, read_json, verdict
+from twin_check import our_gradients, print_check, read_json, verdict
 from torch_norms import EPS, make_norm
-from torch_tokens import random_tokens
+from torch_tokens import translation_batch
 
-EOS = 3
 NORMS = ["none", "layernorm", "rmsnorm", "prmsnorm", "l2norm"]
 
 
@@ -173,17 +172,6 @@ class Transformer(nn.Module):
         return ce / target_mask.sum()
 
 
-def lengths(max_len, batch, stride):
-    low = max(1, max_len - 9)
-    return [low + (stride * b) % (max_len - low + 1) for b in range(batch)]
-
-
-def make_batch(batch, src_len, tgt_len, vocab):
-    rng = np.random.RandomState(0)
-    return (*random_tokens(rng, lengths(src_len, batch, 7), vocab, EOS),
-            *random_tokens(rng, lengths(tgt_len, batch, 3), vocab, EOS))
-
-
 # ---- the check against bench_step --dump ----
 
 def our_names(torch_name, d):
@@ -245,30 +233,16 @@ def check(directory):
     if set(ours_grads) != set(ref_grads):
         raise SystemExit(f"error: gradient files differ from the parameters: {sorted(set(ours_grads) ^ set(ref_grads))}")
     mine, yardstick, passed = verdict(ours, ours_grads, (ref_loss, ref_grads), (f32_loss, f32_grads))
-    params = sum(g.size for g in ref_grads.values())
-    torch_timing.print_json({
-        "norm": cfg["norm"], "position": cfg["position"], "parameters": params,
-        "our_parameters": ours["parameters"], "loss_ours": ours["loss"], "loss_torch_f64": ref_loss,
-        "grad_norm_ours": ours["grad_norm"], **mine,
-        "torch_f32": yardstick, "closest_relu_kink": float(f"{kink:.3g}"),
-        "tolerance": {"loss": LOSS_TOL, "grad": GRAD_TOL}, "pass": passed})
-    if not passed or params != ours["parameters"]:
-        sys.exit(1)
+    print_check({"norm": cfg["norm"], "position": cfg["position"]}, ours, sum(g.size for g in ref_grads.values()),
+                ref_loss, mine, yardstick, passed, "torch", closest_relu_kink=float(f"{kink:.3g}"))
 
 
 def main():
-    parser = torch_timing.model_parser(steps=5, warmup=2, norms=NORMS)
-    recipe.add_flags(parser, "transformer")  # --position post|pre: where the norms go
-    parser.add_argument("--check", metavar="DIR", help="compare with bench_step --model transformer --dump DIR")
-    torch_timing.add_compile_flag(parser)
-    args = torch_timing.parse_args(parser)
-    if args.check:
-        check(args.check)
-        return
+    args = torch_timing.checked_model_args("transformer", NORMS, check)
     model = Transformer(args.norm, args.position, args.vocab, args.d, args.ffn, args.heads, args.layers,
                         args.dropout, args.p, args.label_smoothing, max_len=max(args.src_len, args.tgt_len))
     model.train()
-    inputs = make_batch(args.batch, args.src_len, args.tgt_len, args.vocab)
+    inputs = translation_batch(args.batch, args.src_len, args.tgt_len, args.vocab)
     params = list(model.parameters())
     step = torch_timing.compiled_step(args, params, model.loss, *inputs)
     timing = torch_timing.training_step_fields(step, args.steps, args.warmup)

@@ -6,6 +6,7 @@ lm_torch.py, rnnsearch_jax.py and convpool_jax.py.
 import json
 import math
 import os
+import sys
 
 import numpy as np
 
@@ -66,3 +67,15 @@ def our_parameters(directory, shapes, twin):
         if params[name].shape != shape:
             raise SystemExit(f"error: {name} is {params[name].shape} in ours, {shape} here")
     return params
+
+
+def print_check(head, ours, count, ref_loss, mine, yardstick, passed, twin, **extra):
+    """Prints a twin's --check line: `head` (the model's settings), the twin's parameter `count` and
+    ours, the losses, compare()'s fields of ours, the `twin`'s float32 yardstick, `extra` and the
+    tolerances; then exits 1 unless ours passed with as many parameters."""
+    print(json.dumps({**head, "parameters": count, "our_parameters": ours["parameters"], "loss_ours": ours["loss"],
+                      f"loss_{twin}_f64": ref_loss, "grad_norm_ours": ours["grad_norm"], **mine,
+                      f"{twin}_f32": yardstick, **extra, "tolerance": {"loss": LOSS_TOL, "grad": GRAD_TOL},
+                      "pass": passed}), flush=True)
+    if not passed or count != ours["parameters"]:
+        sys.exit(1)
