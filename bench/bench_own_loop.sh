@@ -20,12 +20,7 @@ if [ ${#programs[@]} -eq 0 ]; then
 fi
 for _ in $(seq "${ROUNDS:-4}"); do
   for program in "${programs[@]}"; do
-    for setting in alone shared; do
-      if [ "$setting" = shared ]; then start_competitor; fi
-      "$program" --threads 2 --steps "${STEPS:-30}" |
-        sed "s|^{|{\"program\": \"$program\", \"setting\": \"$setting\", |" | tee -a "$lines"
-      stop_competitor
-    done
+    alone_and_shared "\"program\": \"$program\", " "$program" --threads 2 --steps "${STEPS:-30}"
   done
 done
 echo

@@ -15,12 +15,8 @@ source "$(dirname "$0")/common.sh"
 build_bench bench_step
 for _ in $(seq "${ROUNDS:-2}"); do
   for model in ${MODELS:-convpool order_embedding reader rnnsearch transformer}; do
-    for setting in alone shared; do
-      if [ "$setting" = shared ]; then start_competitor; fi
-      ours bench_step --model "$model" --norm "${NORM:-layernorm}" --threads 2 --steps "${STEPS:-3}" \
-        --warmup "${WARMUP:-1}" | sed "s/^{/{\"setting\": \"$setting\", /" | tee -a "$lines"
-      stop_competitor
-    done
+    alone_and_shared "" ours bench_step --model "$model" --norm "${NORM:-layernorm}" --threads 2 \
+      --steps "${STEPS:-3}" --warmup "${WARMUP:-1}"
   done
 done
 echo

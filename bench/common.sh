@@ -31,6 +31,19 @@ stop_competitor() {
   competitor=""
 }
 
+# alone_and_shared FIELDS COMMAND ...: runs COMMAND alone, then beside the competitor; each JSON line
+# it prints starts with FIELDS ("" or '"key": value, ') and "setting" (alone or shared), shown and kept
+# in $lines.
+alone_and_shared() {
+  local fields=$1 setting
+  shift
+  for setting in alone shared; do
+    if [ "$setting" = shared ]; then start_competitor; fi
+    "$@" | sed "s|^{|{$fields\"setting\": \"$setting\", |" | tee -a "$lines"
+    stop_competitor
+  done
+}
+
 # build_bench TARGET: builds one bench program, quietly. scripts/build.sh configures the default
 # tree (Release) first; another BUILD_DIR must be configured already.
 build_bench() {
