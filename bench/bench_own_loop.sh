@@ -24,16 +24,4 @@ for _ in $(seq "${ROUNDS:-4}"); do
   done
 done
 echo
-python3 - "$lines" <<'PY'
-import json, statistics, sys
-from collections import defaultdict
-ms = defaultdict(list)
-for line in open(sys.argv[1]):
-    d = json.loads(line)
-    ms[(d["program"], d["setting"])].append(d["ms_per_step"])
-print("| program | alone ms | shared ms | shared ÷ alone |")
-print("|---|---|---|---|")
-for program in dict.fromkeys(p for p, _ in ms):
-    alone, shared = statistics.median(ms[(program, "alone")]), statistics.median(ms[(program, "shared")])
-    print(f"| {program} | {alone:.1f} | {shared:.1f} | {shared / alone:.2f} |")
-PY
+/usr/bin/python3 bench/alone_shared_table.py "$lines" program "alone ms" "shared ms" 1

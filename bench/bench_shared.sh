@@ -20,17 +20,4 @@ for _ in $(seq "${ROUNDS:-2}"); do
   done
 done
 echo
-show_table <<'PY'
-import json, statistics, sys
-from collections import defaultdict
-ms = defaultdict(list)
-for line in open(sys.argv[1]):
-    if line.startswith("{"):
-        j = json.loads(line)
-        ms[(j["model"], j["setting"])].append(j["ms_per_step"])
-print("| model | 2 threads alone ms | beside one busy process ms | shared ÷ alone |")
-print("|---|---|---|---|")
-for model in dict.fromkeys(m for m, _ in ms):
-    alone, shared = statistics.median(ms[(model, "alone")]), statistics.median(ms[(model, "shared")])
-    print(f"| {model} | {alone:.0f} | {shared:.0f} | {shared / alone:.2f} |")
-PY
+/usr/bin/python3 bench/alone_shared_table.py "$lines" model "2 threads alone ms" "beside one busy process ms" 0
