@@ -161,7 +161,7 @@ def main():
     parser = torch_timing.model_parser(steps=5, warmup=2, p=0.0625,
                                        norms=["none", "layernorm", "rmsnorm", "prmsnorm", "batchnorm"])
     recipe.add_flags(parser, "reader")
-    parser.add_argument("--compile", action="store_true", help="run the loss under torch.compile (Inductor)")
+    torch_timing.add_compile_flag(parser)
     args = torch_timing.parse_args(parser)
     model = AttentiveReader(args.norm, args.vocab, args.embed, args.hidden, args.dropout, args.p)
     model.train()
@@ -172,13 +172,9 @@ def main():
     def loss(question, answers):
         return F.cross_entropy(model(*question), answers)
 
-    loss_fn = loss
-    if args.compile:
-        loss_fn = torch.compile(loss)
-        args.warmup = max(args.warmup, 1)  # the first call compiles
-    step = torch_timing.recipe_step(args, params, lambda: loss_fn(question, answers))
+    step = torch_timing.compiled_step(args, params, loss, question, answers)
     timing = torch_timing.training_step_fields(step, args.steps, args.warmup)
-    torch_timing.print_json({"impl": "torch.compile" if args.compile else "torch", "norm": args.norm,
+    torch_timing.print_json({"impl": torch_timing.impl(args), "norm": args.norm,
                              "threads": args.threads, "batch": args.batch,
                              "doc_len": inputs[0].shape[0], "query_len": inputs[2].shape[0],
                              "candidates": args.candidates, "vocab": args.vocab, "embed": args.embed,

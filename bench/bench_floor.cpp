@@ -183,7 +183,7 @@ int main(int argc, char** argv) {
     const bench::PeakFlops peak = bench::measure_peak_flops(flags.threads, 0.1);
     bench::Sizes sizes = flags.sizes();
     std::unique_ptr<bench::ModelStep> step =
-        bench::make_model_step(flags.model, {parse_norm_kind(norm), NormImpl::Fused}, sizes);
+        bench::make_model_step(flags.model, {.kind = parse_norm_kind(norm)}, sizes);
     const std::vector<double> step_times = bench::time_steps([&] { step->run(); }, flags.warmup, steps);
     check(std::isfinite(step->loss()), "bench_floor: the loss is {}", step->loss());
 

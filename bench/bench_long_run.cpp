@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
                                      {"embed", hidden}, {"hidden", hidden}})
       sizes.set(key + "=" + std::to_string(value));
     sizes.set((model == "reader" ? "doc_len=" : "src_len=") + std::to_string(len));
-    std::unique_ptr<bench::ModelStep> m = bench::make_model_step(model, {NormKind::RMSNorm}, sizes);
+    std::unique_ptr<bench::ModelStep> m = bench::make_model_step(model, {.kind = NormKind::RMSNorm}, sizes);
     Generator shapes(seed);
     auto draw = [&](int64_t low, int64_t high) { return low + static_cast<int64_t>(shapes.randint(high - low + 1)); };
 

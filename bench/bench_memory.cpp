@@ -64,7 +64,7 @@ void measure(const Flags& f) {
   bench::AllocationAccounting accounting;
   set_num_threads(f.threads);
   bench::Sizes sizes = bench::memory_sizes(f.sizes, f.model);
-  std::unique_ptr<bench::ModelStep> m = bench::make_model_step(f.model, {parse_norm_kind(f.norm)}, sizes);
+  std::unique_ptr<bench::ModelStep> m = bench::make_model_step(f.model, {.kind = parse_norm_kind(f.norm)}, sizes);
   for (int i = 0; i + 1 < f.steps; ++i) m->run();
   accounting.reset_peak();
   const AllocatorStats before = allocator_stats();

@@ -40,7 +40,7 @@ std::vector<std::string> words(const std::string& text, char separator) {
 // A variant and the model it times. "none" has no norm to implement either
 // way: its composed variant shares the fused one's model and times.
 struct Variant {
-  bench::NormChoice choice;
+  NormOptions choice;
   std::unique_ptr<bench::ModelStep> step;  // null when timed as another variant
   size_t timed_as = 0;                     // index into the timed steps
 };
@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
     std::string sizes_json;
     for (const std::string& impl : words(impls, ','))
       for (const std::string& norm : norm_names) {
-        Variant v{{parse_norm_kind(norm), parse_norm_impl(impl)}, nullptr, 0};
+        Variant v{{.kind = parse_norm_kind(norm), .impl = parse_norm_impl(impl)}, nullptr, 0};
         const int same = find(variants, NormKind::None, NormImpl::Fused);
         if (v.choice.kind == NormKind::None && same >= 0) {
           v.timed_as = variants[static_cast<size_t>(same)].timed_as;

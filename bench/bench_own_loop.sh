@@ -20,41 +20,14 @@ if [ ${#programs[@]} -eq 0 ]; then
   build_bench bench_own_loop
   programs=("$build/bin/bench_own_loop")
 fi
-busy_loop() { while :; do :; done; }
-competitor=""
-trap 'if [ -n "$competitor" ]; then kill "$competitor" 2>/dev/null || true; fi; rm -rf "$scratch"' EXIT
 IFS=, read -r -a modes <<< "${MODES:-,--polite,--polite --follow}"
 for _ in $(seq "${ROUNDS:-4}"); do
   for program in "${programs[@]}"; do
-   for mode in "${modes[@]}"; do
-    for setting in alone shared; do
-      if [ "$setting" = shared ]; then
-        busy_loop &
-        competitor=$!
-      fi
+    for mode in "${modes[@]}"; do
       # shellcheck disable=SC2086  # a mode is several flags
-      "$program" --threads 2 --steps "${STEPS:-30}" $mode |
-        sed "s|^{|{\"program\": \"$program $mode\", \"setting\": \"$setting\", |" | tee -a "$lines"
-      if [ -n "$competitor" ]; then
-        kill "$competitor"
-        wait "$competitor" 2>/dev/null || true
-        competitor=""
-      fi
+      alone_and_shared "\"program\": \"$program $mode\", " "$program" --threads 2 --steps "${STEPS:-30}" $mode
     done
-   done
   done
 done
 echo
-python3 - "$lines" <<'PY'
-import json, statistics, sys
-from collections import defaultdict
-ms = defaultdict(list)
-for line in open(sys.argv[1]):
-    d = json.loads(line)
-    ms[(d["program"], d["setting"])].append(d["ms_per_step"])
-print("| program | alone ms | shared ms | shared ÷ alone |")
-print("|---|---|---|---|")
-for program in dict.fromkeys(p for p, _ in ms):
-    alone, shared = statistics.median(ms[(program, "alone")]), statistics.median(ms[(program, "shared")])
-    print(f"| {program} | {alone:.1f} | {shared:.1f} | {shared / alone:.2f} |")
-PY
+/usr/bin/python3 bench/alone_shared_table.py "$lines" program "alone ms" "shared ms" 1

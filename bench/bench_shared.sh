@@ -13,38 +13,11 @@
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 build_bench bench_step
-busy_loop() { while :; do :; done; }
-competitor=""
-trap 'if [ -n "$competitor" ]; then kill "$competitor" 2>/dev/null || true; fi; rm -rf "$scratch"' EXIT
 for _ in $(seq "${ROUNDS:-2}"); do
   for model in ${MODELS:-convpool order_embedding reader rnnsearch transformer}; do
-    for setting in alone shared; do
-      if [ "$setting" = shared ]; then
-        busy_loop &
-        competitor=$!
-      fi
-      ours bench_step --model "$model" --norm "${NORM:-layernorm}" --threads 2 --steps "${STEPS:-3}" \
-        --warmup "${WARMUP:-1}" | sed "s/^{/{\"setting\": \"$setting\", /" | tee -a "$lines"
-      if [ -n "$competitor" ]; then
-        kill "$competitor"
-        wait "$competitor" 2>/dev/null || true
-        competitor=""
-      fi
-    done
+    alone_and_shared "" ours bench_step --model "$model" --norm "${NORM:-layernorm}" --threads 2 \
+      --steps "${STEPS:-3}" --warmup "${WARMUP:-1}"
   done
 done
 echo
-show_table <<'PY'
-import json, statistics, sys
-from collections import defaultdict
-ms = defaultdict(list)
-for line in open(sys.argv[1]):
-    if line.startswith("{"):
-        j = json.loads(line)
-        ms[(j["model"], j["setting"])].append(j["ms_per_step"])
-print("| model | 2 threads alone ms | beside one busy process ms | shared ÷ alone |")
-print("|---|---|---|---|")
-for model in dict.fromkeys(m for m, _ in ms):
-    alone, shared = statistics.median(ms[(model, "alone")]), statistics.median(ms[(model, "shared")])
-    print(f"| {model} | {alone:.0f} | {shared:.0f} | {shared / alone:.2f} |")
-PY
+/usr/bin/python3 bench/alone_shared_table.py "$lines" model "2 threads alone ms" "beside one busy process ms" 0

@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
     // The twins' checks draw no random masks (the language model has no dropout).
     if (!dump.empty() && flags.model != "lm") sizes.set("dropout=0");
     if (!dump.empty() && flags.model == "convpool") sizes.set("input_noise=0");
-    const bench::NormChoice choice{parse_norm_kind(norm), parse_norm_impl(impl)};
+    const NormOptions choice{.kind = parse_norm_kind(norm), .impl = parse_norm_impl(impl)};
     std::unique_ptr<bench::ModelStep> step = bench::make_model_step(flags.model, choice, sizes);
     if (recipe) {
       std::string members = sizes.json();

@@ -14,8 +14,35 @@
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit
 build=${BUILD_DIR:-build}
 scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
+competitor=""
+trap 'stop_competitor 2>/dev/null || true; rm -rf "$scratch"' EXIT
 lines=$scratch/lines.jsonl
+
+# start_competitor, stop_competitor: one competing single-threaded process, a busy loop that takes a
+# core, beside the program timed "shared" rather than "alone"; ended at exit too.
+start_competitor() {
+  (while :; do :; done) &
+  competitor=$!
+}
+stop_competitor() {
+  [ -n "$competitor" ] || return 0
+  kill "$competitor"
+  wait "$competitor" 2>/dev/null || true
+  competitor=""
+}
+
+# alone_and_shared FIELDS COMMAND ...: runs COMMAND alone, then beside the competitor; each JSON line
+# it prints starts with FIELDS ("" or '"key": value, ') and "setting" (alone or shared), shown and kept
+# in $lines.
+alone_and_shared() {
+  local fields=$1 setting
+  shift
+  for setting in alone shared; do
+    if [ "$setting" = shared ]; then start_competitor; fi
+    "$@" | sed "s|^{|{$fields\"setting\": \"$setting\", |" | tee -a "$lines"
+    stop_competitor
+  done
+}
 
 # build_bench TARGET: builds one bench program, quietly. scripts/build.sh configures the default
 # tree (Release) first; another BUILD_DIR must be configured already.

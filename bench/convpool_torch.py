@@ -126,14 +126,9 @@ def time_steps(args):
     def loss(images, labels):
         return F.cross_entropy(model(images), labels)
 
-    loss_fn = loss
-    if args.compile:
-        loss_fn = torch.compile(loss)
-        args.warmup = max(args.warmup, 1)  # the first call compiles
-
-    step = torch_timing.recipe_step(args, list(model.parameters()), lambda: loss_fn(images, labels))
+    step = torch_timing.compiled_step(args, list(model.parameters()), loss, images, labels)
     times, _ = torch_timing.timed_calls(step, args.steps, args.warmup)
-    torch_timing.print_json({"impl": "torch.compile" if args.compile else "torch", "norm": args.norm,
+    torch_timing.print_json({"impl": torch_timing.impl(args), "norm": args.norm,
                              "width": args.width, "batch": args.batch,
                              "threads": args.threads, "precision": args.precision,
                              "step_ms": round(statistics.median(times), 2),
@@ -267,7 +262,7 @@ def main():
     parser.add_argument("--train-size", type=int, default=0, help="use only this many training images (0: all)")
     parser.add_argument("--log-every", type=int, default=50)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--compile", action="store_true", help="time the loss under torch.compile (Inductor)")
+    torch_timing.add_compile_flag(parser, "time")
     args = torch_timing.parse_args(parser)
     if args.data:
         if args.norm == "weightnorm":

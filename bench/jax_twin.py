@@ -1,5 +1,5 @@
-"""What the JAX twins (rnnsearch_jax.py, convpool_jax.py) share: XLA's thread count, Adam, and the
-timing of a jitted training step.
+"""What the JAX twins (rnnsearch_jax.py, convpool_jax.py) share: XLA's thread count, Adam, the
+timing of a jitted training step, and the check against our dump.
 
 XLA reads its thread settings once, when its CPU client starts, so a twin calls set_xla_threads
 before it first imports jax; this module imports jax only inside the functions that need it.
@@ -59,3 +59,29 @@ def time_train_steps(train_step, params, moments, inputs, warmup, steps):
 def peak_rss_mb():
     """The process's peak resident size in MB (ru_maxrss is in KB on Linux)."""
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
+
+
+def read_dump(directory, shapes_of):
+    """What a --check reads of bench_step --dump DIR, with jax switched to float64 first: the settings
+    (config.json), our results (result.json), the twin's parameter shapes for them (shapes_of(settings):
+    name -> shape), our parameters checked against those, and our gradients."""
+    import jax
+    from twin_check import our_gradients, our_parameters, read_json
+    jax.config.update("jax_enable_x64", True)
+    cfg, ours = read_json(directory, "config.json"), read_json(directory, "result.json")
+    shapes = shapes_of(cfg)
+    return cfg, ours, shapes, our_parameters(directory, shapes, "jax"), our_gradients(directory)
+
+
+def report_check(cfg, ours, ours_grads, shapes, run, **extra):
+    """A --check's verdict: run(dtype) -> (loss, float64 gradients) of the dumped parameters and batch,
+    computed in float64 (the reference) and float32 (the yardstick), compared with ours
+    (twin_check.verdict) and printed with `extra` (twin_check.print_check)."""
+    import jax.numpy as jnp
+    import numpy as np
+    from twin_check import print_check, verdict
+    reference = run(jnp.float64)
+    mine, yardstick, passed = verdict(ours, ours_grads, reference, run(jnp.float32))
+    count = sum(int(np.prod(s)) for s in shapes.values())
+    print_check({"norm": cfg["norm"]}, ours, count, reference[0], mine, yardstick,
+                passed and count == ours["parameters"], "jax", **extra)

@@ -62,10 +62,9 @@ import torch.nn.functional as F
 import recipe
 import torch_timing
 from torch_norms import make_norm
-from twin_check import compare
+from twin_check import our_gradients, print_check, read_json, verdict
 
 NORMS = ["none", "layernorm", "rmsnorm", "prmsnorm"]
-GRAD_TOL, LOSS_TOL = 1e-4, 1e-5
 
 
 def rotary_tables(steps, size, base):
@@ -179,38 +178,19 @@ def run_reference(directory, cfg, dtype):
 
 
 def check(directory):
-    with open(os.path.join(directory, "config.json")) as f:
-        cfg = json.load(f)
-    with open(os.path.join(directory, "result.json")) as f:
-        ours = json.load(f)
-    ours_grads = {name[:-4]: np.load(os.path.join(directory, "grads", name)).astype(np.float64)
-                  for name in os.listdir(os.path.join(directory, "grads")) if name.endswith(".npy")}
+    cfg, ours = read_json(directory, "config.json"), read_json(directory, "result.json")
+    ours_grads = our_gradients(directory)
     ref_loss, ref_grads = run_reference(directory, cfg, torch.float64)
     f32_loss, f32_grads = run_reference(directory, cfg, torch.float32)
     if set(ours_grads) != set(ref_grads):
         raise SystemExit(f"error: gradient files differ from the parameters: {sorted(set(ours_grads) ^ set(ref_grads))}")
-    mine = compare(ours["loss"], ours_grads, ref_loss, ref_grads)
-    yardstick = compare(f32_loss, f32_grads, ref_loss, ref_grads)
-    passed = (mine["loss_rel_diff"] <= LOSS_TOL and mine["grad_norm_rel_diff"] <= LOSS_TOL
-              and mine["worst_grad_rel_diff"] <= GRAD_TOL)
-    params = sum(g.size for g in ref_grads.values())
-    torch_timing.print_json({
-        "model": "lm", "norm": cfg["norm"], "parameters": params, "our_parameters": ours["parameters"],
-        "loss_ours": ours["loss"], "loss_torch_f64": ref_loss, "grad_norm_ours": ours["grad_norm"], **mine,
-        "torch_f32": yardstick, "tolerance": {"loss": LOSS_TOL, "grad": GRAD_TOL}, "pass": passed})
-    if not passed or params != ours["parameters"]:
-        sys.exit(1)
+    mine, yardstick, passed = verdict(ours, ours_grads, (ref_loss, ref_grads), (f32_loss, f32_grads))
+    print_check({"model": "lm", "norm": cfg["norm"]}, ours, sum(g.size for g in ref_grads.values()), ref_loss, mine,
+                yardstick, passed, "torch")
 
 
 def main():
-    parser = torch_timing.model_parser(steps=5, warmup=2, norms=NORMS)
-    recipe.add_flags(parser, "lm")
-    parser.add_argument("--check", metavar="DIR", help="compare with bench_step --model lm --dump DIR")
-    parser.add_argument("--compile", action="store_true", help="run the loss under torch.compile (Inductor)")
-    args = torch_timing.parse_args(parser)
-    if args.check:
-        check(args.check)
-        return
+    args = torch_timing.checked_model_args("lm", NORMS, check)
     if args.embeddings not in ("tied", "untied"):
         raise SystemExit(f"error: --embeddings tied or untied, not {args.embeddings}")
     model = Llama(args.norm, args.vocab, args.d, args.ffn, args.heads, args.layers, args.p,
@@ -218,13 +198,9 @@ def main():
     model.train()
     ids = torch.from_numpy(np.random.RandomState(0).randint(0, args.vocab, size=(args.batch, args.context + 1)))
     params = list(model.parameters())
-    loss_fn = model.loss
-    if args.compile:
-        loss_fn = torch.compile(model.loss)
-        args.warmup = max(args.warmup, 1)  # the first call compiles
-    step = torch_timing.recipe_step(args, params, lambda: loss_fn(ids))
+    step = torch_timing.compiled_step(args, params, model.loss, ids)
     timing = torch_timing.training_step_fields(step, args.steps, args.warmup)
-    torch_timing.print_json({"impl": "torch.compile" if args.compile else "torch", "model": "lm", "norm": args.norm,
+    torch_timing.print_json({"impl": torch_timing.impl(args), "model": "lm", "norm": args.norm,
                              "threads": args.threads, "batch": args.batch, "context": args.context,
                              "vocab": args.vocab, "d": args.d, "ffn": args.ffn, "heads": args.heads,
                              "layers": args.layers, "embeddings": args.embeddings,

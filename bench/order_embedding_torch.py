@@ -111,7 +111,7 @@ def main():
     parser = torch_timing.model_parser(steps=20, warmup=3, norms=["none", "layernorm", "rmsnorm", "prmsnorm"],
                                        p=0.0625)
     recipe.add_flags(parser, "order_embedding", word_dim="emb")
-    parser.add_argument("--compile", action="store_true", help="run the loss under torch.compile (Inductor)")
+    torch_timing.add_compile_flag(parser)
     args = torch_timing.parse_args(parser)
     model = OrderEmbedding(args.norm, args.vocab, args.emb, args.hidden, args.image_dim, args.p)
     tokens, mask, images, max_len = make_batch(args.batch, args.vocab, args.image_dim)
@@ -125,12 +125,9 @@ def main():
         return contrastive_loss(s, im, args.method, margin)
 
     params = list(model.parameters())
-    if args.compile:
-        loss = torch.compile(loss)
-        args.warmup = max(args.warmup, 1)  # the first call compiles
-    step = torch_timing.recipe_step(args, params, loss)
+    step = torch_timing.compiled_step(args, params, loss)
     timing = torch_timing.training_step_fields(step, args.steps, args.warmup)
-    torch_timing.print_json({"impl": "torch.compile" if args.compile else "torch", "norm": args.norm,
+    torch_timing.print_json({"impl": torch_timing.impl(args), "norm": args.norm,
                              "method": args.method, "threads": args.threads,
                              "batch": args.batch, "vocab": args.vocab, "emb": args.emb, "hidden": args.hidden,
                              "image_dim": args.image_dim, "max_len": max_len, **timing})

@@ -93,14 +93,12 @@ import sys
 
 import numpy as np
 
-from jax_twin import adam_update, peak_rss_mb, set_xla_threads, time_train_steps
-from twin_check import compare
+from jax_twin import adam_update, peak_rss_mb, read_dump, report_check, set_xla_threads, time_train_steps
 import recipe
 
 EOS = 3
 NORMS = ["none", "layernorm", "rmsnorm", "prmsnorm", "l2norm"]
 EPS = 1e-5
-GRAD_TOL, LOSS_TOL = 1e-4, 1e-5
 
 
 # ---- flags and threads: before jax is imported ----
@@ -403,21 +401,10 @@ def time_steps(args):
 
 
 def check(directory):
-    jax.config.update("jax_enable_x64", True)
-    read_json = lambda name: json.load(open(os.path.join(directory, name)))
-    load = lambda *parts: np.load(os.path.join(directory, *parts))
-    cfg, ours = read_json("config.json"), read_json("result.json")
+    cfg, ours, shapes, params, ours_grads = read_dump(
+        directory, lambda c: parameter_shapes(c["norm"], c["vocab"], c["embed"], c["hidden"]))
     config = {"norm": cfg["norm"], "p": cfg["p"], "dropout": 0.0, "label_smoothing": cfg["label_smoothing"]}
-    shapes = parameter_shapes(cfg["norm"], cfg["vocab"], cfg["embed"], cfg["hidden"])
-    dumped = {f[:-4] for f in os.listdir(os.path.join(directory, "params")) if f.endswith(".npy")}
-    if dumped != set(shapes):
-        raise SystemExit(f"error: parameter names differ: jax only {sorted(set(shapes) - dumped)}, "
-                         f"ours only {sorted(dumped - set(shapes))}")
-    params = {name: load("params", name + ".npy").astype(np.float64) for name in shapes}
-    for name, shape in shapes.items():
-        if params[name].shape != shape:
-            raise SystemExit(f"error: {name} is {params[name].shape} in ours, {shape} here")
-    ours_grads = {name: load("grads", name + ".npy").astype(np.float64) for name in shapes}
+    load = lambda name: np.load(os.path.join(directory, name))
     batch = (load("source.npy").astype(np.int32), load("source_mask.npy").astype(np.float64),
              load("target.npy").astype(np.int32), load("target_mask.npy").astype(np.float64))
 
@@ -428,19 +415,7 @@ def check(directory):
         loss, grads = jax.jit(jax.value_and_grad(lambda p, b: rnnsearch_loss(p, b, config)))(p, b)
         return float(loss), {k: np.asarray(v, np.float64) for k, v in grads.items()}
 
-    ref_loss, ref_grads = run(jnp.float64)
-    f32_loss, f32_grads = run(jnp.float32)
-    mine = compare(ours["loss"], ours_grads, ref_loss, ref_grads)
-    yardstick = compare(f32_loss, f32_grads, ref_loss, ref_grads)
-    count = sum(int(np.prod(s)) for s in shapes.values())
-    passed = (mine["loss_rel_diff"] <= LOSS_TOL and mine["grad_norm_rel_diff"] <= LOSS_TOL
-              and mine["worst_grad_rel_diff"] <= GRAD_TOL and count == ours["parameters"])
-    print(json.dumps({"norm": cfg["norm"], "parameters": count, "our_parameters": ours["parameters"],
-                      "loss_ours": ours["loss"], "loss_jax_f64": ref_loss, "grad_norm_ours": ours["grad_norm"],
-                      **mine, "jax_f32": yardstick, "tolerance": {"loss": LOSS_TOL, "grad": GRAD_TOL},
-                      "pass": passed}), flush=True)
-    if not passed:
-        sys.exit(1)
+    report_check(cfg, ours, ours_grads, shapes, run)
 
 
 def main():

@@ -63,9 +63,8 @@ import torch.nn.functional as F
 import recipe
 import torch_timing
 from torch_norms import Norm
-from torch_tokens import random_tokens
+from torch_tokens import translation_batch
 
-EOS = 3
 NORMS = ["none", "layernorm", "rmsnorm", "prmsnorm", "l2norm"]
 
 
@@ -223,17 +222,6 @@ class RNNSearch(nn.Module):
         return ce / target.shape[1]
 
 
-def lengths(max_len, batch, stride):
-    low = max(1, max_len - 9)
-    return [low + (stride * b) % (max_len - low + 1) for b in range(batch)]
-
-
-def make_batch(batch, src_len, tgt_len, vocab):
-    rng = np.random.RandomState(0)
-    return (*random_tokens(rng, lengths(src_len, batch, 7), vocab, EOS),
-            *random_tokens(rng, lengths(tgt_len, batch, 3), vocab, EOS))
-
-
 def torch_name(ours):
     """Our parameter name -> this module's (a submodule cannot be called "forward" in torch)."""
     return ours.replace("encoder.forward.", "encoder.forward_gru.").replace("encoder.backward.", "encoder.backward_gru.")
@@ -287,25 +275,14 @@ def check(directory):
 
 
 def main():
-    parser = torch_timing.model_parser(steps=5, warmup=2, norms=NORMS)
-    recipe.add_flags(parser, "rnnsearch")
-    parser.add_argument("--check", metavar="DIR", help="compare with bench_rnnsearch --dump DIR")
-    parser.add_argument("--compile", action="store_true", help="run the loss under torch.compile (Inductor)")
-    args = torch_timing.parse_args(parser)
-    if args.check:
-        check(args.check)
-        return
+    args = torch_timing.checked_model_args("rnnsearch", NORMS, check)
     model = RNNSearch(args.norm, args.vocab, args.embed, args.hidden, args.dropout, args.p, args.label_smoothing)
     model.train()
-    inputs = make_batch(args.batch, args.src_len, args.tgt_len, args.vocab)
+    inputs = translation_batch(args.batch, args.src_len, args.tgt_len, args.vocab)
     params = list(model.parameters())
-    loss_fn = model.loss
-    if args.compile:
-        loss_fn = torch.compile(model.loss)
-        args.warmup = max(args.warmup, 1)  # the first call compiles
-    step = torch_timing.recipe_step(args, params, lambda: loss_fn(*inputs))
+    step = torch_timing.compiled_step(args, params, model.loss, *inputs)
     timing = torch_timing.training_step_fields(step, args.steps, args.warmup)
-    torch_timing.print_json({"impl": "torch.compile" if args.compile else "torch", "norm": args.norm,
+    torch_timing.print_json({"impl": torch_timing.impl(args), "norm": args.norm,
                              "threads": args.threads, "batch": args.batch, "src_len": inputs[0].shape[0],
                              "tgt_len": inputs[2].shape[0], "vocab": args.vocab,
                              "embed": args.embed, "hidden": args.hidden,

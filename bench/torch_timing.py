@@ -6,7 +6,8 @@ Two kinds of twin use it:
   per-op twins (bench_*_torch.py)   op_parser(): --threads, --repeats; forward_and_backward_ms()
   model twins (*_torch.py)          model_parser(): --norm, --threads, --steps [, --warmup, --p];
                                     recipe.add_flags() (bench/recipe.py: the model's recipe as ours
-                                    trains it); recipe_step(); training_step_fields()
+                                    trains it); compiled_step() (recipe_step(), under torch.compile with
+                                    --compile); training_step_fields()
 A twin imports it as `import torch_timing`: Python puts the running script's folder (bench/) first on
 sys.path, so this works from any working directory.
 """
@@ -15,9 +16,12 @@ import json
 import math
 import resource
 import statistics
+import sys
 import time
 
 import torch
+
+import recipe
 
 
 def op_parser(repeats):
@@ -122,6 +126,40 @@ def recipe_step(args, params, loss):
 
     step.precision = "bf16" if bf16 else "f32"
     return step
+
+
+def checked_model_args(model, norms, check):
+    """The flags of a model twin that checks itself against our dump, parsed: model_parser (5 timed
+    steps after 2 warm-up ones), the recipe's (recipe.add_flags), --check DIR and --compile. With
+    --check DIR it runs check(DIR) and ends."""
+    parser = model_parser(steps=5, warmup=2, norms=norms)
+    recipe.add_flags(parser, model)
+    parser.add_argument("--check", metavar="DIR", help=f"compare with bench_step --model {model} --dump DIR")
+    add_compile_flag(parser)
+    args = parse_args(parser)
+    if args.check:
+        check(args.check)
+        sys.exit(0)
+    return args
+
+
+def add_compile_flag(parser, what="run"):
+    """--compile: the loss under torch.compile (compiled_step)."""
+    parser.add_argument("--compile", action="store_true", help=f"{what} the loss under torch.compile (Inductor)")
+
+
+def compiled_step(args, params, loss, *inputs):
+    """recipe_step of loss(*inputs), with --compile of the loss under torch.compile: its first call
+    compiles, so --warmup is at least 1 then."""
+    if args.compile:
+        loss = torch.compile(loss)
+        args.warmup = max(args.warmup, 1)
+    return recipe_step(args, params, lambda: loss(*inputs))
+
+
+def impl(args):
+    """The "impl" field of a twin's line: torch, or torch.compile with --compile."""
+    return "torch.compile" if args.compile else "torch"
 
 
 def training_step_fields(step, steps, warmup):

@@ -20,3 +20,21 @@ def random_tokens(rng, lengths, vocab, eos=None):
             ids[length - 1, b] = eos
     ids[mask == 0] = 0
     return torch.from_numpy(ids).long(), torch.from_numpy(mask)
+
+
+EOS = 3  # SentencePiece's </s>: the last token of every sentence of the translation batches
+
+
+def sentence_lengths(max_len, batch, stride):
+    """The translation benchmarks' sentence lengths, as ours (model_step.h): sentence b of a batch with
+    longest length L has Lmin + (stride·b) mod (L − Lmin + 1) tokens, Lmin = max(1, L − 9)."""
+    low = max(1, max_len - 9)
+    return [low + (stride * b) % (max_len - low + 1) for b in range(batch)]
+
+
+def translation_batch(batch, src_len, tgt_len, vocab):
+    """(source ids, source mask, target ids, target mask) of the translation twins, as ours: sources of
+    stride 7 and targets of stride 3 (sentence_lengths), each ending in EOS, drawn from RandomState(0)."""
+    rng = np.random.RandomState(0)
+    return (*random_tokens(rng, sentence_lengths(src_len, batch, 7), vocab, EOS),
+            *random_tokens(rng, sentence_lengths(tgt_len, batch, 3), vocab, EOS))

@@ -76,13 +76,11 @@ import torch.nn.functional as F
 
 import recipe
 import torch_timing
-from twin_check import compare
+from twin_check import our_gradients, print_check, read_json, verdict
 from torch_norms import EPS, make_norm
-from torch_tokens import random_tokens
+from torch_tokens import translation_batch
 
-EOS = 3
 NORMS = ["none", "layernorm", "rmsnorm", "prmsnorm", "l2norm"]
-GRAD_TOL, LOSS_TOL = 1e-4, 1e-5
 
 
 def xavier_attention(attn, d):
@@ -174,17 +172,6 @@ class Transformer(nn.Module):
         return ce / target_mask.sum()
 
 
-def lengths(max_len, batch, stride):
-    low = max(1, max_len - 9)
-    return [low + (stride * b) % (max_len - low + 1) for b in range(batch)]
-
-
-def make_batch(batch, src_len, tgt_len, vocab):
-    rng = np.random.RandomState(0)
-    return (*random_tokens(rng, lengths(src_len, batch, 7), vocab, EOS),
-            *random_tokens(rng, lengths(tgt_len, batch, 3), vocab, EOS))
-
-
 # ---- the check against bench_step --dump ----
 
 def our_names(torch_name, d):
@@ -239,52 +226,27 @@ def run_reference(directory, cfg, dtype):
 
 
 def check(directory):
-    with open(os.path.join(directory, "config.json")) as f:
-        cfg = json.load(f)
-    with open(os.path.join(directory, "result.json")) as f:
-        ours = json.load(f)
-    ours_grads = {name[:-4]: np.load(os.path.join(directory, "grads", name)).astype(np.float64)
-                  for name in os.listdir(os.path.join(directory, "grads")) if name.endswith(".npy")}
+    cfg, ours = read_json(directory, "config.json"), read_json(directory, "result.json")
+    ours_grads = our_gradients(directory)
     ref_loss, ref_grads, kink = run_reference(directory, cfg, torch.float64)
     f32_loss, f32_grads, _ = run_reference(directory, cfg, torch.float32)
     if set(ours_grads) != set(ref_grads):
         raise SystemExit(f"error: gradient files differ from the parameters: {sorted(set(ours_grads) ^ set(ref_grads))}")
-    mine = compare(ours["loss"], ours_grads, ref_loss, ref_grads)
-    yardstick = compare(f32_loss, f32_grads, ref_loss, ref_grads)
-    passed = (mine["loss_rel_diff"] <= LOSS_TOL and mine["grad_norm_rel_diff"] <= LOSS_TOL
-              and mine["worst_grad_rel_diff"] <= GRAD_TOL)
-    params = sum(g.size for g in ref_grads.values())
-    torch_timing.print_json({
-        "norm": cfg["norm"], "position": cfg["position"], "parameters": params,
-        "our_parameters": ours["parameters"], "loss_ours": ours["loss"], "loss_torch_f64": ref_loss,
-        "grad_norm_ours": ours["grad_norm"], **mine,
-        "torch_f32": yardstick, "closest_relu_kink": float(f"{kink:.3g}"),
-        "tolerance": {"loss": LOSS_TOL, "grad": GRAD_TOL}, "pass": passed})
-    if not passed or params != ours["parameters"]:
-        sys.exit(1)
+    mine, yardstick, passed = verdict(ours, ours_grads, (ref_loss, ref_grads), (f32_loss, f32_grads))
+    print_check({"norm": cfg["norm"], "position": cfg["position"]}, ours, sum(g.size for g in ref_grads.values()),
+                ref_loss, mine, yardstick, passed, "torch", closest_relu_kink=float(f"{kink:.3g}"))
 
 
 def main():
-    parser = torch_timing.model_parser(steps=5, warmup=2, norms=NORMS)
-    recipe.add_flags(parser, "transformer")  # --position post|pre: where the norms go
-    parser.add_argument("--check", metavar="DIR", help="compare with bench_step --model transformer --dump DIR")
-    parser.add_argument("--compile", action="store_true", help="run the loss under torch.compile (Inductor)")
-    args = torch_timing.parse_args(parser)
-    if args.check:
-        check(args.check)
-        return
+    args = torch_timing.checked_model_args("transformer", NORMS, check)
     model = Transformer(args.norm, args.position, args.vocab, args.d, args.ffn, args.heads, args.layers,
                         args.dropout, args.p, args.label_smoothing, max_len=max(args.src_len, args.tgt_len))
     model.train()
-    inputs = make_batch(args.batch, args.src_len, args.tgt_len, args.vocab)
+    inputs = translation_batch(args.batch, args.src_len, args.tgt_len, args.vocab)
     params = list(model.parameters())
-    loss_fn = model.loss
-    if args.compile:
-        loss_fn = torch.compile(model.loss)
-        args.warmup = max(args.warmup, 1)  # the first call compiles
-    step = torch_timing.recipe_step(args, params, lambda: loss_fn(*inputs))
+    step = torch_timing.compiled_step(args, params, model.loss, *inputs)
     timing = torch_timing.training_step_fields(step, args.steps, args.warmup)
-    torch_timing.print_json({"impl": "torch.compile" if args.compile else "torch", "model": "transformer", "norm": args.norm, "position": args.position,
+    torch_timing.print_json({"impl": torch_timing.impl(args), "model": "transformer", "norm": args.norm, "position": args.position,
                              "threads": args.threads, "batch": args.batch, "src_len": inputs[0].shape[0],
                              "tgt_len": inputs[2].shape[0], "vocab": args.vocab, "d": args.d, "ffn": args.ffn,
                              "heads": args.heads, "layers": args.layers,

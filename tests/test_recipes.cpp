@@ -94,7 +94,7 @@ TEST_CASE("the bench step and the driver's Trainer take the same step") {
   set_num_threads(1);
   for (const std::string model : {"rnnsearch", "transformer", "reader", "order_embedding", "convpool", "lm"}) {
     CAPTURE(model);
-    const bench::NormChoice norm{NormKind::RMSNorm, NormImpl::Fused};
+    const NormOptions norm{.kind = NormKind::RMSNorm, .impl = NormImpl::Fused};
     bench::Sizes bench_sizes, driver_sizes;
     for (const std::string& s : small_sizes(model)) {
       bench_sizes.set(s);

@@ -12,13 +12,12 @@
 
 #include "bench/model_steps/model_step.h"
 #include "rmsgrad/models/convpool_cnn.h"
-#include "rmsgrad/optim/adam.h"
 
 namespace rg::bench {
 
 class ConvPoolStep : public ModelStep {
  public:
-  ConvPoolStep(const NormChoice& norm, Sizes& sizes);
+  ConvPoolStep(const NormOptions& norm, Sizes& sizes);
   Var batch_loss() override;
   Module& model() override { return *model_; }
   // The twin's check, without input noise or dropout (bench_step --dump
@@ -33,7 +32,6 @@ class ConvPoolStep : public ModelStep {
   Generator init_{1}, noise_{2}, data_{3};
   ConvPoolCnnOptions options_;
   std::unique_ptr<ConvPoolCnnC> model_;
-  std::unique_ptr<Adam> adam_;
   Tensor images_;
   std::vector<int32_t> labels_;
 };

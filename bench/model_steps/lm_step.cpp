@@ -5,27 +5,27 @@
 
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/experiments/common/npy.h"
+#include "rmsgrad/experiments/lm/lm_config.h"
 
 namespace rg::bench {
 
-LanguageModelStep::LanguageModelStep(const NormChoice& norm, Sizes& sizes) {
-  const LanguageModelRecipe recipe;
-  batch_ = sizes.integer("batch", recipe.batch);
-  context_ = sizes.integer("context", recipe.context);
-  options_.vocab = sizes.integer("vocab", recipe.vocab);
-  options_.model_size = sizes.integer("d", recipe.model_size);
-  options_.ffn_size = sizes.integer("ffn", recipe.ffn);
-  options_.heads = sizes.integer("heads", recipe.heads);
-  options_.layers = sizes.integer("layers", recipe.layers);
-  options_.norm.kind = norm.kind;
-  options_.norm.impl = norm.impl;
-  options_.norm.p = static_cast<float>(sizes.real("p", 0.0625));
+LanguageModelStep::LanguageModelStep(const NormOptions& norm, Sizes& sizes) {
+  lm::LmConfig cfg;
+  batch_ = cfg.batch = sizes.integer("batch", cfg.batch);
+  context_ = cfg.context = sizes.integer("context", cfg.context);
+  const int64_t vocab = sizes.integer("vocab", cfg.kRecipe.vocab);
+  cfg.model_size = sizes.integer("d", cfg.model_size);
+  cfg.ffn = sizes.integer("ffn", cfg.ffn);
+  cfg.heads = sizes.integer("heads", cfg.heads);
+  cfg.layers = sizes.integer("layers", cfg.layers);
+  cfg.norm = norm;
+  cfg.norm.p = static_cast<float>(sizes.real("p", 0.0625));
   const std::string embeddings = sizes.text("embeddings", "untied");
   check(embeddings == "tied" || embeddings == "untied", "lm: --set embeddings=tied or untied, not {}", embeddings);
-  options_.tie_embeddings = embeddings == "tied";
-  options_.context = context_;
-  const AdamOptions adam = read_adam(sizes, recipe.adam);
-  const ClipOptions clip = read_clip(sizes, recipe.clip);
+  cfg.tie = embeddings == "tied";
+  options_ = lm::model_options(cfg, vocab);
+  const AdamOptions adam = read_adam(sizes, cfg.kRecipe.adam);
+  const ClipOptions clip = read_clip(sizes, cfg.kRecipe.clip);
   {
     ObserverScope scope("parameters");
     model_ = std::make_unique<Llama>(options_, gen_);
@@ -45,8 +45,7 @@ LanguageModelStep::LanguageModelStep(const NormChoice& norm, Sizes& sizes) {
     inputs_ = Indices(Shape{batch_, context_}, std::move(inputs));
     targets_ = Indices(std::move(targets));
   }
-  adam_ = std::make_unique<Adam>(model_->named_parameters(), adam);
-  use_training_step(*adam_, clip);
+  use_adam(adam, clip);
 }
 
 Var LanguageModelStep::batch_loss() {
@@ -54,12 +53,7 @@ Var LanguageModelStep::batch_loss() {
 }
 
 void LanguageModelStep::dump(const std::string& dir) {
-  // Gains and biases start at exactly 1 and 0, which would hide a gain
-  // applied to the wrong norm: the check moves every vector parameter off
-  // its init by N(0, 0.1²) (generator 5).
-  Generator perturb(5);
-  for (auto& [name, param] : model_->named_parameters())
-    if (param.rank() == 1) param.value().add_(normal(param.shape(), 0.0f, 0.1f, perturb));
+  perturb_vector_parameters(*model_);
   std::filesystem::create_directories(dir);
   write_npy((std::filesystem::path(dir) / "ids.npy").string(), ids_);
   const std::string config = fmt::format(

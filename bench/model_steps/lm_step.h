@@ -13,13 +13,12 @@
 
 #include "bench/model_steps/model_step.h"
 #include "rmsgrad/models/llama.h"
-#include "rmsgrad/optim/adam.h"
 
 namespace rg::bench {
 
 class LanguageModelStep : public ModelStep {
  public:
-  LanguageModelStep(const NormChoice& norm, Sizes& sizes);
+  LanguageModelStep(const NormOptions& norm, Sizes& sizes);
   Var batch_loss() override;
   Module& model() override { return *model_; }
   // DIR/params/<name>.npy (every gain and bias first moved off 1 and 0 by
@@ -33,7 +32,6 @@ class LanguageModelStep : public ModelStep {
   LlamaOptions options_;
   int64_t batch_ = 0, context_ = 0;
   std::unique_ptr<Llama> model_;
-  std::unique_ptr<Adam> adam_;
   Indices inputs_, targets_;
   Tensor ids_;  // [B, T + 1] as float32, for dump
 };

@@ -10,8 +10,7 @@
 #include "bench/model_steps/lm_step.h"
 #include "bench/model_steps/order_embedding_step.h"
 #include "bench/model_steps/reader_step.h"
-#include "bench/model_steps/rnnsearch_step.h"
-#include "bench/model_steps/transformer_step.h"
+#include "bench/model_steps/translation_steps.h"
 #include "rmsgrad/autograd/tape.h"
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/experiments/common/npy.h"
@@ -91,10 +90,6 @@ ClipOptions read_clip(Sizes& sizes, ClipOptions recipe) {
   return recipe;
 }
 
-std::string NormChoice::name() const {
-  return impl == NormImpl::Fused ? norm_name(kind) : norm_name(kind) + " (composed)";
-}
-
 void ModelStep::reshape(int64_t, int64_t, int64_t) {
   throw Error("bench: only the rnnsearch and reader models take batches of other lengths");
 }
@@ -103,7 +98,7 @@ void ModelStep::dump(const std::string&) {
   throw Error("--dump: only the rnnsearch, transformer and convpool models write a check for their twins");
 }
 
-std::unique_ptr<ModelStep> make_model_step(std::string_view model, const NormChoice& norm, Sizes& sizes) {
+std::unique_ptr<ModelStep> make_model_step(std::string_view model, const NormOptions& norm, Sizes& sizes) {
   std::unique_ptr<ModelStep> step;
   if (model == "rnnsearch") step = std::make_unique<RnnSearchStep>(norm, sizes);
   else if (model == "reader") step = std::make_unique<ReaderStep>(norm, sizes);
@@ -138,6 +133,12 @@ std::vector<int64_t> sentence_lengths(int64_t max_len, int64_t batch, int64_t st
   return lengths;
 }
 
+void perturb_vector_parameters(Module& model) {
+  Generator perturb(5);
+  for (auto& [name, param] : model.named_parameters())
+    if (param.rank() == 1) param.value().add_(normal(param.shape(), 0.0f, 0.1f, perturb));
+}
+
 void write_ids(const std::string& path, const TokenBatch& s) {
   Tensor t = Tensor::empty(s.mask.shape());
   for (size_t i = 0; i < s.ids.values.size(); ++i) t.data()[i] = static_cast<float>(s.ids.values[i]);
@@ -151,14 +152,14 @@ void write_text(const std::string& path, const std::string& text) {
   std::fclose(f);
 }
 
-void ModelStep::use_training_step(Optimizer& optimizer, ClipOptions clip) {
-  optimizer_ = &optimizer;
+void ModelStep::use_adam(const AdamOptions& adam, ClipOptions clip) {
+  optimizer_ = std::make_unique<Adam>(model().named_parameters(), adam);
   clip_ = clip;
-  training_step_ = std::make_unique<TrainingStep>(model(), optimizer, clip);
+  training_step_ = std::make_unique<TrainingStep>(model(), *optimizer_, clip);
 }
 
 void ModelStep::enable_data_parallel(dist::ProcessGroup& group, int64_t bucket_bytes) {
-  check(optimizer_ != nullptr, "ModelStep: use_training_step first");
+  check(optimizer_ != nullptr, "ModelStep: use_adam first");
   training_step_ = std::make_unique<TrainingStep>(model(), *optimizer_, clip_, group, bucket_bytes);
   distributed_ = group.distributed();
 }

@@ -6,7 +6,7 @@
 //
 //   Sizes sizes;                          // the model's defaults: its recipe (experiments/common/recipes.h)
 //   sizes.set("batch=32");                // --set batch=32
-//   auto step = make_model_step("rnnsearch", {NormKind::RMSNorm, NormImpl::Composed}, sizes);
+//   auto step = make_model_step("rnnsearch", {.kind = NormKind::RMSNorm, .impl = NormImpl::Composed}, sizes);
 //   step->run();                          // forward, then the drivers' TrainingStep: backward, clip, update
 //   step->loss();                         // the loss of that step
 //
@@ -14,6 +14,11 @@
 // ObserverScope (core/observer.h), a tag for bench_memory's accounting
 // (bench/allocation_accounting.h): "parameters", "inputs", and "optimizer
 // state" for the update (Adam allocates its moments on its first step).
+//
+// Each model is built by its driver's own function from the driver's
+// settings (experiments/*/..._config.h, translation_models.h), with the
+// recipe's defaults and the norm given, so that the timed model is the
+// trained one.
 //
 // Every model draws its parameters and its batch from fixed seeds, so two
 // steps built with different norms see the same batch, and the same model
@@ -33,7 +38,7 @@
 #include "rmsgrad/dist/gradient_reducer.h"
 #include "rmsgrad/experiments/common/recipes.h"
 #include "rmsgrad/train/training_step.h"
-#include "rmsgrad/optim/optimizer.h"
+#include "rmsgrad/optim/adam.h"
 #include "rmsgrad/core/random.h"
 #include "rmsgrad/layers/module.h"
 #include "rmsgrad/layers/normalization.h"
@@ -70,13 +75,6 @@ class Sizes {
 AdamOptions read_adam(Sizes& sizes, AdamOptions recipe);
 ClipOptions read_clip(Sizes& sizes, ClipOptions recipe);
 
-// Which normalization, and how it is computed.
-struct NormChoice {
-  NormKind kind = NormKind::LayerNorm;
-  NormImpl impl = NormImpl::Fused;
-  std::string name() const;  // "rmsnorm" or "rmsnorm (composed)"
-};
-
 class ModelStep {
  public:
   virtual ~ModelStep() = default;
@@ -103,9 +101,9 @@ class ModelStep {
   const dist::GradientReducer* reducer() const { return distributed_ ? &training_step_->reducer() : nullptr; }
 
  protected:
-  // The step the drivers train with (train/training_step.h),
-  // with the recipe's clip; call once the model and its optimizer exist.
-  void use_training_step(Optimizer& optimizer, ClipOptions clip);
+  // The step the drivers train with (train/training_step.h): Adam
+  // with the recipe's clip; call once the model exists.
+  void use_adam(const AdamOptions& adam, ClipOptions clip);
   // One step on `loss`: the TrainingStep's parts, each a phase of an
   // OpProfile (bench/profiling.h: "backward bookkeeping",
   // "optimizer"), the update in the scope "optimizer state". Sets loss().
@@ -113,14 +111,14 @@ class ModelStep {
 
  private:
   double loss_ = 0.0;
-  Optimizer* optimizer_ = nullptr;
+  std::unique_ptr<Adam> optimizer_;
   ClipOptions clip_;
   bool distributed_ = false;
   std::unique_ptr<TrainingStep> training_step_;
 };
 
 inline constexpr std::string_view kModelNames = "rnnsearch|transformer|reader|order_embedding|convpool|lm";
-std::unique_ptr<ModelStep> make_model_step(std::string_view model, const NormChoice& norm, Sizes& sizes);
+std::unique_ptr<ModelStep> make_model_step(std::string_view model, const NormOptions& norm, Sizes& sizes);
 
 // ---- batches shared by the text models ----
 
@@ -139,6 +137,12 @@ inline constexpr int32_t kEos = 3;
 // The translation benchmarks' sentence lengths: sentence b of a batch with
 // longest length L has Lmin + (stride·b) mod (L − Lmin + 1) tokens, Lmin = max(1, L − 9).
 std::vector<int64_t> sentence_lengths(int64_t max_len, int64_t batch, int64_t stride);
+
+// For the twins' checks (dump): gains and biases start at exactly 1 and 0,
+// which would hide a bias added in the wrong place or a gain applied to the
+// wrong norm, so the check moves every vector parameter off its init by
+// N(0, 0.1²) (generator 5).
+void perturb_vector_parameters(Module& model);
 
 // For the twins' checks (dump): ids as a float .npy, and a text file.
 void write_ids(const std::string& path, const TokenBatch& s);

@@ -2,29 +2,27 @@
 
 #include "rmsgrad/core/error.h"
 
-#include "rmsgrad/optim/clip.h"
+#include "rmsgrad/experiments/order_embedding/oe_config.h"
 
 namespace rg::bench {
 
-OrderEmbeddingStep::OrderEmbeddingStep(const NormChoice& norm, Sizes& sizes) {
-  const OrderEmbeddingRecipe recipe;
-  const int64_t batch = sizes.integer("batch", recipe.batch);
-  OrderEmbeddingOptions options;
-  options.embed_dim = sizes.integer("hidden", recipe.embed_dim);
-  options.vocab_size = sizes.integer("vocab", 3000);
-  check(options.vocab_size > 4, "order_embedding: vocab must be above 4");
-  options.word_dim = sizes.integer("word_dim", recipe.word_dim);
-  options.image_dim = sizes.integer("image_dim", 2048);
-  options.similarity = parse_similarity(sizes.text("method", "order"));
-  options.norm.kind = norm.kind;
-  options.norm.impl = norm.impl;
-  const AdamOptions adam = read_adam(sizes, recipe.adam);
-  const ClipOptions clip = read_clip(sizes, recipe.clip);
+OrderEmbeddingStep::OrderEmbeddingStep(const NormOptions& norm, Sizes& sizes) {
+  oe::OeConfig cfg;
+  const int64_t batch = sizes.integer("batch", cfg.batch);
+  cfg.embed_dim = sizes.integer("hidden", cfg.embed_dim);
+  const int64_t vocab = sizes.integer("vocab", 3000);
+  check(vocab > 4, "order_embedding: vocab must be above 4");
+  cfg.word_dim = sizes.integer("word_dim", cfg.word_dim);
+  const int64_t image_dim = sizes.integer("image_dim", 2048);
+  cfg.method = sizes.text("method", cfg.method);
+  cfg.norm = norm;
+  const OrderEmbeddingOptions options = oe::model_options(cfg, vocab, image_dim);
+  const AdamOptions adam = read_adam(sizes, cfg.kRecipe.adam);
+  const ClipOptions clip = read_clip(sizes, cfg.kRecipe.clip);
   {
     ObserverScope scope("parameters");
     model_ = std::make_unique<OrderEmbeddingModel>(options, gen_);
-    adam_ = std::make_unique<Adam>(model_->named_parameters(), adam);
-    use_training_step(*adam_, clip);
+    use_adam(adam, clip);
   }
   std::vector<int64_t> lengths(batch);
   for (int64_t b = 0; b < batch; ++b) lengths[b] = 6 + (5 * b) % 12;

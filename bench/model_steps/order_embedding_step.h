@@ -12,20 +12,18 @@
 
 #include "bench/model_steps/model_step.h"
 #include "rmsgrad/models/order_embedding.h"
-#include "rmsgrad/optim/adam.h"
 
 namespace rg::bench {
 
 class OrderEmbeddingStep : public ModelStep {
  public:
-  OrderEmbeddingStep(const NormChoice& norm, Sizes& sizes);
+  OrderEmbeddingStep(const NormOptions& norm, Sizes& sizes);
   Var batch_loss() override;
   Module& model() override { return *model_; }
 
  private:
   Generator gen_{0};
   std::unique_ptr<OrderEmbeddingModel> model_;
-  std::unique_ptr<Adam> adam_;
   TokenBatch captions_;
   Tensor images_;
 };

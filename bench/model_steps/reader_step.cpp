@@ -4,31 +4,28 @@
 
 #include <algorithm>
 
-#include "rmsgrad/optim/clip.h"
+#include "rmsgrad/experiments/attentive_reader/reader_config.h"
 
 namespace rg::bench {
 
-ReaderStep::ReaderStep(const NormChoice& norm, Sizes& sizes) {
-  const AttentiveReaderRecipe recipe;
-  const int64_t batch = sizes.integer("batch", recipe.batch), doc_len = sizes.integer("doc_len", 300);
+ReaderStep::ReaderStep(const NormOptions& norm, Sizes& sizes) {
+  reader::ReaderConfig cfg;
+  const int64_t batch = sizes.integer("batch", cfg.batch), doc_len = sizes.integer("doc_len", 300);
   const int64_t query_len = sizes.integer("query_len", 20);
-  AttentiveReaderOptions options;
-  options.vocab_size = vocab_ = sizes.integer("vocab", 10000);
-  check(options.vocab_size > 4, "reader: vocab must be above 4");
-  options.embed_dim = sizes.integer("embed", recipe.embed);
-  options.hidden = sizes.integer("hidden", recipe.hidden);
+  vocab_ = sizes.integer("vocab", 10000);
+  check(vocab_ > 4, "reader: vocab must be above 4");
+  cfg.embed = sizes.integer("embed", cfg.embed);
+  cfg.hidden = sizes.integer("hidden", cfg.hidden);
   candidates_per_question_ = sizes.integer("candidates", 10);
-  options.norm.kind = norm.kind;
-  options.norm.impl = norm.impl;
-  options.dropout = sizes.real("dropout", recipe.dropout);
-  const AdamOptions adam = read_adam(sizes, recipe.adam);
-  const ClipOptions clip = read_clip(sizes, recipe.clip);
+  cfg.norm = norm;
+  cfg.dropout = sizes.real("dropout", cfg.dropout);
+  const AdamOptions adam = read_adam(sizes, cfg.kRecipe.adam);
+  const ClipOptions clip = read_clip(sizes, cfg.kRecipe.clip);
   {
     ObserverScope scope("parameters");
-    model_ = std::make_unique<AttentiveReader>(options, gen_, noise_gen_);
+    model_ = std::make_unique<AttentiveReader>(reader::model_options(cfg, vocab_), gen_, noise_gen_);
     model_->train();
-    adam_ = std::make_unique<Adam>(model_->named_parameters(), adam);
-    use_training_step(*adam_, clip);
+    use_adam(adam, clip);
   }
   reshape(batch, doc_len, query_len);
 }

@@ -14,13 +14,12 @@
 
 #include "bench/model_steps/model_step.h"
 #include "rmsgrad/models/attentive_reader.h"
-#include "rmsgrad/optim/adam.h"
 
 namespace rg::bench {
 
 class ReaderStep : public ModelStep {
  public:
-  ReaderStep(const NormChoice& norm, Sizes& sizes);
+  ReaderStep(const NormOptions& norm, Sizes& sizes);
   Var batch_loss() override;
   Module& model() override { return *model_; }
   void reshape(int64_t batch, int64_t doc_len, int64_t query_len) override;
@@ -28,7 +27,6 @@ class ReaderStep : public ModelStep {
  private:
   Generator gen_{0}, noise_gen_{1};
   std::unique_ptr<AttentiveReader> model_;
-  std::unique_ptr<Adam> adam_;
   TokenBatch document_, query_;
   Indices candidates_, answers_;
   Tensor candidate_padding_;

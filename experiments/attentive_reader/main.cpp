@@ -105,17 +105,9 @@ int train(int argc, char** argv) {
         cfg.valid_data.empty() ? (cfg.data.empty() ? "the synthetic task" : cfg.data) : cfg.valid_data);
   run.note(fmt::format("vocabulary {} words, {} entity ids", vocab.size(), entities));
 
-  AttentiveReaderOptions model_options;
-  model_options.vocab_size = vocab.size();
-  model_options.embed_dim = cfg.embed;
-  model_options.hidden = cfg.hidden;
-  model_options.norm = cfg.norm.options();
-  model_options.cell = parse_reader_cell(cfg.cell);
-  model_options.attention_kind = parse_reader_attention(cfg.attention);
-  model_options.dropout = cfg.dropout;
   Generator init_gen(cfg.run.seed), noise_gen(cfg.run.seed + 1), entity_gen(cfg.run.seed + 2);
-  AttentiveReader model(model_options, init_gen, noise_gen);
-  run.note(fmt::format("attentive reader, {} {} parameters, norm {}", model.parameter_count(), cfg.cell, cfg.norm.norm));
+  AttentiveReader model(reader::model_options(cfg, vocab.size()), init_gen, noise_gen);
+  run.note(fmt::format("attentive reader, {} {} parameters, norm {}", model.parameter_count(), cfg.cell, norm_name(cfg.norm.kind)));
 
   BatchCursor cursor(reader_batches(train_set, cfg.batch), cfg.run.seed + 3);
   EntityShuffler shuffled(vocab, entities), identity(vocab, entities);

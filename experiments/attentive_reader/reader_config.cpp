@@ -67,8 +67,20 @@ void check_reader_flags(const ReaderConfig& cfg) {
         cfg.format, cfg.data);
   check(cfg.format != "synthetic" || (cfg.valid_data.empty() && cfg.test_data.empty()),
         "--valid-data and --test-data need a --data format");
-  check(cfg.norm.norm != "batchnorm" || cfg.cell == "lstm",
+  check(cfg.norm.kind != NormKind::BatchNorm || cfg.cell == "lstm",
         "--norm batchnorm works with --cell lstm only (the recurrent BatchNorm of Cooijmans et al. is an LSTM's)");
+}
+
+AttentiveReaderOptions model_options(const ReaderConfig& cfg, int64_t vocab) {
+  AttentiveReaderOptions options;
+  options.vocab_size = vocab;
+  options.embed_dim = cfg.embed;
+  options.hidden = cfg.hidden;
+  options.norm = cfg.norm;
+  options.cell = parse_reader_cell(cfg.cell);
+  options.attention_kind = parse_reader_attention(cfg.attention);
+  options.dropout = cfg.dropout;
+  return options;
 }
 
 ReaderQuestions read_reader_questions(const ReaderConfig& cfg, uint64_t seed) {

@@ -11,6 +11,7 @@
 #include "rmsgrad/experiments/attentive_reader/reading_data.h"
 #include "rmsgrad/experiments/common/norm_flags.h"
 #include "rmsgrad/experiments/common/recipes.h"
+#include "rmsgrad/models/attentive_reader.h"
 #include "rmsgrad/train/run.h"
 #include "rmsgrad/train/trainer.h"
 
@@ -24,7 +25,7 @@ struct ReaderConfig {
   int top_sentences = 4;
   bool anonymize = true;
   bool shuffle_entities = true;
-  NormFlags norm;
+  NormOptions norm{.kind = NormKind::RMSNorm};
   std::string cell = "lstm";
   std::string attention = "mlp";
   int64_t embed = kRecipe.embed, hidden = kRecipe.hidden;
@@ -42,6 +43,9 @@ void add_reader_flags(CLI::App& app, ReaderConfig& cfg);
 
 // Throws rg::Error when --format and the data flags do not go together.
 void check_reader_flags(const ReaderConfig& cfg);
+
+// The model the settings make for a vocabulary of `vocab` words.
+AttentiveReaderOptions model_options(const ReaderConfig& cfg, int64_t vocab);
 
 // The questions of a run: training and validation (a tenth of --data held out
 // when there is no --valid-data), the test questions, candidates anonymised

@@ -25,4 +25,17 @@ void add_cifar_flags(CLI::App& app, CifarConfig& cfg) {
   add_trainer_flags(app, cfg.training);  // the schedule still spans the whole run
 }
 
+ConvPoolCnnOptions model_options(const CifarConfig& cfg) {
+  ConvPoolCnnOptions options;
+  options.norm = cfg.norm;
+  options.width = cfg.width;
+  return options;
+}
+
+AdamOptions adam_options(const CifarConfig& cfg) {
+  AdamOptions adam = cfg.kRecipe.adam;
+  adam.lr = cfg.lr > 0 ? cfg.lr : cfg.kRecipe.lr(cfg.norm.kind);
+  return adam;
+}
+
 }  // namespace rg::cifar

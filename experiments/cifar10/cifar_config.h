@@ -9,6 +9,8 @@
 
 #include "rmsgrad/experiments/common/norm_flags.h"
 #include "rmsgrad/experiments/common/recipes.h"
+#include "rmsgrad/models/convpool_cnn.h"
+#include "rmsgrad/optim/adam.h"
 #include "rmsgrad/train/run.h"
 #include "rmsgrad/train/trainer.h"
 
@@ -18,7 +20,7 @@ struct CifarConfig {
   static constexpr ConvPoolRecipe kRecipe{};
   RunOptions run{.out = "runs/cifar10"};  // --seed --threads --out --config --resume --log-every
   std::string data;              // empty: the synthetic task
-  NormFlags norm{.norm = "layernorm", .p = kRecipe.p, .eps = kRecipe.eps};
+  NormOptions norm{.kind = NormKind::LayerNorm, .p = kRecipe.p, .eps = kRecipe.eps};
   double width = kRecipe.width;
   int64_t epochs = 200;
   int64_t steps = 0;             // 0: epochs × batches per epoch
@@ -34,5 +36,10 @@ struct CifarConfig {
 
 // Adds every flag of the driver to `app`.
 void add_cifar_flags(CLI::App& app, CifarConfig& cfg);
+
+// The model the settings make: ConvPool-CNN-C of --width with the --norm flags.
+ConvPoolCnnOptions model_options(const CifarConfig& cfg);
+// The recipe's Adam at --lr, or at the recipe's rate for the norm when --lr is 0.
+AdamOptions adam_options(const CifarConfig& cfg);
 
 }  // namespace rg::cifar

@@ -115,26 +115,21 @@ int train(int argc, char** argv) {
                        fingerprint("test images", splits.test)});
   preprocess(splits, cfg, run);
 
-  ConvPoolCnnOptions model_options;
-  model_options.norm = cfg.norm.options();
-  model_options.width = cfg.width;
   Generator init_gen(cfg.run.seed), noise_gen(cfg.run.seed + 1);
-  ConvPoolCnnC model(model_options, init_gen, noise_gen);
-  run.note(fmt::format("ConvPool-CNN-C, {} parameters, norm {}", model.parameter_count(), cfg.norm.norm));
+  ConvPoolCnnC model(cifar::model_options(cfg), init_gen, noise_gen);
+  run.note(fmt::format("ConvPool-CNN-C, {} parameters, norm {}", model.parameter_count(), norm_name(cfg.norm.kind)));
 
   BatchCursor cursor(shuffled_batches(splits.train.size(), cfg.batch, true), cfg.run.seed + 2);
   const int64_t per_epoch = cursor.batches_per_epoch();
   check(per_epoch > 0, "cifar10: {} training images make no batch of {}", splits.train.size(), cfg.batch);
   const int64_t total = cfg.steps > 0 ? std::min(cfg.steps, cfg.epochs * per_epoch) : cfg.epochs * per_epoch;
-  const double base_lr = cfg.lr > 0 ? cfg.lr : cfg.kRecipe.lr(model_options.norm.kind);
-  const LinearDecaySchedule schedule(base_lr, total / 2, total, 0.0);
-  AdamOptions adam_options = cfg.kRecipe.adam;
-  adam_options.lr = base_lr;
+  const AdamOptions adam_options = cifar::adam_options(cfg);
+  const LinearDecaySchedule schedule(adam_options.lr, total / 2, total, 0.0);
   Adam adam(model.named_parameters(), adam_options);
   run.note(fmt::format("{} steps of {} images ({} per epoch); lr {}; β1 0.9 then 0.5 after step {}", total, cfg.batch,
                        per_epoch, schedule.str(), total / 2));
 
-  if (!run.resuming() && model_options.norm.kind == NormKind::WeightNorm) {
+  if (!run.resuming() && cfg.norm.kind == NormKind::WeightNorm) {
     model.init_weight_norm(cifar::take(splits.train, 500).images);
     run.note("weightnorm: data-dependent initialisation on 500 training images");
   }

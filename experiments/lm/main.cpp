@@ -28,9 +28,8 @@
 #include "rmsgrad/dist/batch_share.h"
 #include "rmsgrad/dist/process_group.h"
 #include "rmsgrad/experiments/common/flags.h"
-#include "rmsgrad/experiments/common/norm_flags.h"
-#include "rmsgrad/experiments/common/recipes.h"
 #include "rmsgrad/experiments/lm/char_text.h"
+#include "rmsgrad/experiments/lm/lm_config.h"
 #include "rmsgrad/models/llama.h"
 #include "rmsgrad/optim/adam.h"
 #include "rmsgrad/optim/schedule.h"
@@ -38,58 +37,9 @@
 #include "rmsgrad/train/trainer.h"
 
 using namespace rg;
+using lm::LmConfig;
 
 namespace {
-
-const LanguageModelRecipe kRecipe;
-
-struct LmConfig {
-  RunOptions run{.out = "runs/lm"};
-  std::string data;  // the folder of cbt_valid.txt and cbt_test.txt; empty: synthetic sentences
-  std::string valid_book = "Andrew_Lang___The_Grey_Fairy_Book";
-  int64_t synthetic_chars = 200000;
-  NormFlags norm{.norm = "rmsnorm"};
-  int64_t layers = kRecipe.layers, model_size = kRecipe.model_size, heads = kRecipe.heads, ffn = kRecipe.ffn;
-  int64_t context = kRecipe.context, batch = kRecipe.batch;
-  bool tie = false;
-  double lr = kRecipe.adam.lr;
-  int64_t warmup = -1;  // -1: a tenth of the steps, at most 100
-  int64_t valid_chars = 65536;
-  int64_t sample_chars = 400;
-  std::string prompt = "The king said";
-  float temperature = 0.8f;
-  int64_t top_k = 20;
-  TrainingOptions training{.steps = 2000, .eval_every = 200, .clip = kRecipe.clip.clip, .best_metric = "-bpc"};
-};
-
-void add_lm_flags(CLI::App& app, LmConfig& cfg) {
-  add_run_options(app, cfg.run);
-  app.add_option("--data", cfg.data, "the folder of CBT's cbt_valid.txt and cbt_test.txt; empty: synthetic sentences");
-  app.add_option("--valid-book", cfg.valid_book, "the CBT book held out for validation");
-  app.add_option("--synthetic-chars", cfg.synthetic_chars, "characters of synthetic training text")
-      ->check(in_range(1000, 1 << 30));
-  add_norm_flags(app, cfg.norm, {"none", "layernorm", "rmsnorm", "prmsnorm"}, "in every block and at the end");
-  app.add_option("--layers", cfg.layers, "blocks")->check(in_range(1, 64));
-  app.add_option("--model-size", cfg.model_size, "width d")->check(in_range(2, 8192));
-  app.add_option("--heads", cfg.heads, "attention heads (d/heads even)")->check(in_range(1, 256));
-  app.add_option("--ffn", cfg.ffn, "SwiGLU's hidden width")->check(in_range(1, 65536));
-  app.add_option("--context", cfg.context, "characters a position sees (training window)")->check(in_range(2, 8192));
-  app.add_option("--batch", cfg.batch, "windows per step")->check(in_range(1, 1 << 16));
-  app.add_flag("--tie", cfg.tie, "the output projection is the embedding");
-  app.add_option("--lr", cfg.lr, "peak learning rate")->check(in_range(1e-7, 1.0));
-  app.add_option("--steps", cfg.training.steps, "optimizer steps (the schedule spans them)")->check(positive);
-  app.add_option("--eval-every", cfg.training.eval_every, "steps between validations")->check(positive);
-  app.add_option("--warmup", cfg.warmup, "steps of linear warm-up (-1: a tenth of --steps, at most 100)")
-      ->check(in_range(-1, 1e9));
-  app.add_option("--valid-chars", cfg.valid_chars, "characters of the held-out book each validation reads")
-      ->check(positive);
-  app.add_option("--sample-chars", cfg.sample_chars, "characters sampled at the end (0: none)")->check(non_negative);
-  app.add_option("--prompt", cfg.prompt, "the text the sample continues");
-  app.add_option("--temperature", cfg.temperature, "sampling temperature (0: always the likeliest)")
-      ->check(in_range(0.0, 100.0));
-  app.add_option("--top-k", cfg.top_k, "sample among the k likeliest (0: all)")->check(non_negative);
-  add_trainer_flags(app, cfg.training);
-}
 
 // Mean cross-entropy per character over windows of context + 1 of `ids`.
 Scores evaluate(Llama& model, const std::vector<int32_t>& ids, int64_t context, int64_t batch) {
@@ -131,17 +81,14 @@ int train(int argc, char** argv) {
   run.check_same_data({{"training text", static_cast<int64_t>(text.train.size()), content_hash(text.train)},
                        {"validation text", static_cast<int64_t>(valid.size()), content_hash(valid)}});
 
-  const LlamaOptions options{.vocab = text.vocab(), .layers = cfg.layers, .model_size = cfg.model_size,
-                             .heads = cfg.heads, .ffn_size = cfg.ffn, .norm = cfg.norm.options(),
-                             .tie_embeddings = cfg.tie, .context = cfg.context};
   Generator init_gen(cfg.run.seed), data_gen(cfg.run.seed + 1), sample_gen(cfg.run.seed + 2);
-  Llama model(options, init_gen);
+  Llama model(lm::model_options(cfg, text.vocab()), init_gen);
   run.note(fmt::format("LLaMA-style model: {} blocks, d {}, {} heads, SwiGLU {}, norm {}, {} embeddings; "
                        "{} parameters",
-                       cfg.layers, cfg.model_size, cfg.heads, cfg.ffn, cfg.norm.norm, cfg.tie ? "tied" : "untied",
+                       cfg.layers, cfg.model_size, cfg.heads, cfg.ffn, norm_name(cfg.norm.kind), cfg.tie ? "tied" : "untied",
                        model.parameter_count()));
 
-  AdamOptions adam_options = kRecipe.adam;
+  AdamOptions adam_options = cfg.kRecipe.adam;
   adam_options.lr = cfg.lr;
   Adam adam(model.named_parameters(), adam_options);
   const int64_t warmup = cfg.warmup >= 0 ? cfg.warmup : std::min<int64_t>(100, cfg.training.steps / 10);

@@ -113,18 +113,10 @@ int train(int argc, char** argv) {
         "order_embedding: {} images are too few to split (need at least 2 for training and 2 for validation)",
         corpus.num_images());
 
-  OrderEmbeddingOptions model_options;
-  model_options.vocab_size = splits.vocab.size();
-  model_options.word_dim = cfg.word_dim;
-  model_options.embed_dim = cfg.embed_dim;
-  model_options.image_dim = corpus.features.dim(1);
-  model_options.norm = cfg.norm.options();
-  model_options.similarity = parse_similarity(cfg.method);
-  model_options.margin = cfg.margin;
   Generator init_gen(cfg.run.seed);
-  OrderEmbeddingModel model(model_options, init_gen);
+  OrderEmbeddingModel model(oe::model_options(cfg, splits.vocab.size(), corpus.features.dim(1)), init_gen);
   run.note(fmt::format("order-embedding model, {} parameters, norm {}, {} similarity, margin {}",
-                       model.parameter_count(), cfg.norm.norm, cfg.method, model.margin()));
+                       model.parameter_count(), norm_name(cfg.norm.kind), cfg.method, model.margin()));
 
   std::vector<int64_t> lengths;
   for (const auto& c : splits.train.captions) lengths.push_back(static_cast<int64_t>(c.size()));

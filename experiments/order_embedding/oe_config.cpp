@@ -34,4 +34,16 @@ void add_oe_flags(CLI::App& app, OeConfig& cfg) {
   add_trainer_flags(app, cfg.training);
 }
 
+OrderEmbeddingOptions model_options(const OeConfig& cfg, int64_t vocab, int64_t image_dim) {
+  OrderEmbeddingOptions options;
+  options.vocab_size = vocab;
+  options.word_dim = cfg.word_dim;
+  options.embed_dim = cfg.embed_dim;
+  options.image_dim = image_dim;
+  options.norm = cfg.norm;
+  options.similarity = parse_similarity(cfg.method);
+  options.margin = cfg.margin;
+  return options;
+}
+
 }  // namespace rg::oe

@@ -9,6 +9,7 @@
 
 #include "rmsgrad/experiments/common/norm_flags.h"
 #include "rmsgrad/experiments/common/recipes.h"
+#include "rmsgrad/models/order_embedding.h"
 #include "rmsgrad/train/run.h"
 #include "rmsgrad/train/trainer.h"
 
@@ -20,7 +21,7 @@ struct OeConfig {
   std::string features;  // empty: the synthetic task
   std::vector<std::string> captions;
   int64_t captions_per_image = 5;  // for a single caption file
-  NormFlags norm;
+  NormOptions norm{.kind = NormKind::RMSNorm};
   std::string method = "order";
   float margin = 0.0f;  // 0: 0.05 for order, 0.2 for cosine
   int64_t word_dim = kRecipe.word_dim, embed_dim = kRecipe.embed_dim;
@@ -38,5 +39,9 @@ struct OeConfig {
 
 // Adds every flag of the driver to `app`.
 void add_oe_flags(CLI::App& app, OeConfig& cfg);
+
+// The model the settings make for a vocabulary of `vocab` words and image
+// features of `image_dim`.
+OrderEmbeddingOptions model_options(const OeConfig& cfg, int64_t vocab, int64_t image_dim);
 
 }  // namespace rg::oe

@@ -35,7 +35,7 @@ void add_translation_flags(CLI::App& app, TranslationConfig& cfg, const std::vec
                  "the FFN's hidden layer and the embedded inputs)")
       ->check(rg::in_range(0.0, 0.99));
   app.add_option("--label-smoothing", cfg.label_smoothing, "label smoothing ε")->check(rg::in_range(0.0, 0.99));
-  app.add_option("--lr", cfg.lr, "Adam learning rate (its peak, under a schedule)")->check(rg::positive);
+  app.add_option("--lr", cfg.adam.lr, "Adam learning rate (its peak, under a schedule)")->check(rg::positive);
   app.add_option("--batch", cfg.batch, "at most this many sentences per step")->check(rg::in_range(1, 1 << 20));
   app.add_option("--batch-tokens", cfg.batch_tokens,
                  "at most this many padded tokens per step, counted on the longer side (0: no limit)")

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "rmsgrad/experiments/common/norm_flags.h"
+#include "rmsgrad/optim/adam.h"
 #include "rmsgrad/train/run.h"
 #include "rmsgrad/train/trainer.h"
 #include "rmsgrad/experiments/translation/translation_data.h"
@@ -24,9 +25,9 @@ struct TranslationConfig {
   int64_t vocab_size = 0, max_length = 80;  // vocab_size: the recipe's
   int64_t synthetic_pairs = 20000;
   int synthetic_max_words = 25;
-  NormFlags norm;
+  NormOptions norm{.kind = NormKind::RMSNorm};
   float dropout = 0.0f, label_smoothing = 0.0f;  // the recipe's
-  double lr = 0.0;                                // the recipe's
+  AdamOptions adam;                               // the recipe's; --lr sets .lr (the peak under a schedule)
   int64_t batch = 0, batch_tokens = 0;            // the recipe's
   TrainingOptions training{.steps = 10000, .eval_every = 1000, .best_metric = "BLEU"};  // .clip: the recipe's
   int beam = 5, valid_beam = 5;
@@ -35,7 +36,7 @@ struct TranslationConfig {
 };
 
 // The shared settings a model's recipe (experiments/common/recipes.h) sets:
-// its vocabulary, dropout, label smoothing, learning rate and clip; `out` is
+// its vocabulary, dropout, label smoothing, Adam and clip; `out` is
 // the driver's default run directory. The batch is the driver's to set.
 template <class Recipe>
 TranslationConfig translation_config(const Recipe& recipe, const std::string& out) {
@@ -44,7 +45,7 @@ TranslationConfig translation_config(const Recipe& recipe, const std::string& ou
   cfg.vocab_size = recipe.vocab;
   cfg.dropout = recipe.dropout;
   cfg.label_smoothing = recipe.label_smoothing;
-  cfg.lr = recipe.adam.lr;
+  cfg.adam = recipe.adam;
   cfg.training.clip = recipe.clip.clip;
   return cfg;
 }

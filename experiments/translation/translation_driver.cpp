@@ -13,6 +13,7 @@
 #include "rmsgrad/experiments/common/bleu.h"
 #include "rmsgrad/experiments/common/text_file.h"
 #include "rmsgrad/layers/save_load.h"
+#include "rmsgrad/optim/adam.h"
 #include "rmsgrad/experiments/translation/beam_search.h"
 #include "rmsgrad/experiments/translation/translation_eval.h"
 
@@ -177,8 +178,11 @@ void test_translation(Seq2Seq& model, const TranslationData& data, const Transla
 }
 
 void restore_translation_settings(const SavedSettings& saved, TranslationConfig& cfg) {
-  saved.get("norm", cfg.norm.norm);
-  saved.get("norm-impl", cfg.norm.impl);
+  std::string kind = norm_name(cfg.norm.kind), impl = norm_impl_name(cfg.norm.impl);
+  saved.get("norm", kind);
+  saved.get("norm-impl", impl);
+  cfg.norm.kind = parse_norm_kind(kind);
+  cfg.norm.impl = parse_norm_impl(impl);
   saved.get("preact-shift", cfg.norm.preact_shift);
   saved.get("p", cfg.norm.p);
   saved.get("eps", cfg.norm.eps);
@@ -252,6 +256,66 @@ void translate_file(Seq2Seq& model, const Subword& subword, const TranslationCon
     std::cerr << fmt::format("translated {} lines of {} into {} with {}\n", out.size(), cfg.translate, cfg.output,
                              weights.string());
   }
+}
+
+namespace {
+
+// --translate: the model of the run in --out translates a file.
+int translate(TranslationConfig cfg, TranslationModelDriver& model_driver) {
+  const SavedSettings saved(cfg.run.out);
+  restore_translation_settings(saved, cfg);
+  model_driver.restore(saved);
+  const Subword subword = saved_subwords(cfg);
+  Generator init_gen(0), noise_gen(1);
+  std::unique_ptr<Seq2Seq> model = model_driver.make_model(cfg, subword.vocab_size(), init_gen, noise_gen);
+  translate_file(*model, subword, cfg);
+  return 0;
+}
+
+}  // namespace
+
+int translation_main(int argc, char** argv, const TranslationDriverText& text, TranslationConfig cfg,
+                     TranslationModelDriver& model_driver) {
+  CLI::App app{text.title};
+  add_translation_flags(app, cfg, text.norms, text.norm_places);
+  model_driver.add_flags(app);
+  if (auto exit_code = parse_flags(app, argc, argv)) return *exit_code;
+  // Translating is one process's job: under mpirun rank 0 does it.
+  if (!cfg.translate.empty()) return dist::ProcessGroup::world().writer() ? translate(cfg, model_driver) : 0;
+  apply_synthetic_defaults(app, cfg, text.synthetic_defaults);
+  model_driver.check();
+
+  Run run(cfg.run, run_settings(app));
+  TranslationData data = read_translation_data(cfg, run);
+  Generator init_gen(cfg.run.seed), noise_gen(cfg.run.seed + 1);
+  std::unique_ptr<Seq2Seq> model = model_driver.make_model(cfg, data.subword.vocab_size(), init_gen, noise_gen);
+  run.note(fmt::format("{}, {} parameters, norm {}", text.model_name, model->parameter_count(), norm_name(cfg.norm.kind)));
+  BatchCursor cursor(translation_batches(data.train, {.max_sentences = cfg.batch, .max_tokens = cfg.batch_tokens}),
+                     cfg.run.seed + 3);
+  Adam adam(model->named_parameters(), cfg.adam);
+  const std::unique_ptr<LearningRateSchedule> schedule = model_driver.schedule(cfg);
+  run.note(fmt::format("{} steps of up to {} sentences{} ({} per epoch); Adam lr {}, β {} {}; clip {}",
+                       cfg.training.steps, cfg.batch,
+                       cfg.batch_tokens > 0 ? fmt::format(" and {} tokens", cfg.batch_tokens) : "",
+                       cursor.batches_per_epoch(), model_driver.lr_description(cfg), adam.options().beta1,
+                       adam.options().beta2, cfg.training.clip));
+
+  Trainer trainer(run, *model, adam, cfg.training);
+  trainer.keep("init", init_gen);
+  trainer.keep("noise", noise_gen);
+  trainer.keep(cursor);
+  trainer.start();
+  save_new_subwords(data, run);
+  if (trainer.due_for_validation()) trainer.validate(validate_translation(*model, data, cfg, run, 0));
+  while (trainer.running()) {
+    if (schedule) adam.set_lr(schedule->lr(trainer.next_step()));
+    trainer.step(translation_loss(*model, make_translation_batch(data.train, cursor.next())));
+    if (trainer.due_for_log()) trainer.log_train();
+    if (trainer.due_for_validation())
+      trainer.validate(validate_translation(*model, data, cfg, run, trainer.steps_taken()));
+  }
+  if (trainer.due_for_test()) test_translation(*model, data, cfg, run, trainer);
+  return 0;
 }
 
 }  // namespace rg

@@ -1,7 +1,9 @@
 #pragma once
-// What the translation drivers (build/bin/rnnsearch, build/bin/transformer)
-// share, as free functions their main.cpp calls in order; each driver writes
-// its own flags, model, schedule and training loop.
+// The translation drivers (build/bin/rnnsearch, build/bin/transformer): one
+// body, translation_main, with the flags, data, training loop, validation,
+// test and --translate they share; each driver's main.cpp gives it only its
+// model's part (TranslationModelDriver): its own flags, the model they make
+// and its learning-rate schedule.
 //
 // Training: a joint SentencePiece BPE model of --vocab-size pieces is trained
 // on the training text (both languages) into <out>/subword.model; pairs
@@ -22,6 +24,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -34,6 +37,7 @@
 #include "rmsgrad/experiments/translation/subword.h"
 #include "rmsgrad/experiments/translation/translation_config.h"
 #include "rmsgrad/models/seq2seq.h"
+#include "rmsgrad/optim/schedule.h"
 
 namespace rg {
 
@@ -105,5 +109,42 @@ Subword saved_subwords(const TranslationConfig& cfg);
 // checkpoint.safetensors) loaded into `model`: one line per input line, to
 // --output or stdout.
 void translate_file(Seq2Seq& model, const Subword& subword, const TranslationConfig& cfg);
+
+// A driver's model: what build/bin/rnnsearch and build/bin/transformer each
+// add to translation_main.
+class TranslationModelDriver {
+ public:
+  virtual ~TranslationModelDriver() = default;
+  // The model's own flags, added after the shared ones (add_translation_flags).
+  virtual void add_flags(CLI::App& app) = 0;
+  // For --translate: the model's flags as the run's config.json saved them.
+  virtual void restore(const SavedSettings& saved) = 0;
+  // Checks across the model's flags, once parsed (synthetic defaults applied).
+  virtual void check() const {}
+  // The model for a joint vocabulary of `vocab` subwords; its weights drawn
+  // from `init`, its dropout from `noise`.
+  virtual std::unique_ptr<Seq2Seq> make_model(const TranslationConfig& cfg, int64_t vocab, Generator& init,
+                                              Generator& noise) const = 0;
+  // The learning rate of each update, or nullptr for --lr throughout.
+  virtual std::unique_ptr<LearningRateSchedule> schedule(const TranslationConfig&) const { return nullptr; }
+  // The learning rate as the run's log describes it.
+  virtual std::string lr_description(const TranslationConfig& cfg) const { return fmt::format("{}", cfg.adam.lr); }
+};
+
+// What names a driver: its --help title, its model in the log, the --norm
+// choices the model offers and where they act, and the defaults the bare
+// command (the synthetic task) takes for flags not given.
+struct TranslationDriverText {
+  std::string title, model_name;
+  std::vector<std::string> norms;
+  std::string norm_places;
+  std::vector<std::pair<std::string, std::string>> synthetic_defaults;
+};
+
+// A translation driver's train(): parses the flags into `cfg` (the model's
+// recipe filled in) and `model`, then translates (--translate, rank 0 only
+// under mpirun) or trains, validates and tests.
+int translation_main(int argc, char** argv, const TranslationDriverText& text, TranslationConfig cfg,
+                     TranslationModelDriver& model);
 
 }  // namespace rg
