@@ -12,10 +12,9 @@
 
 #include <cstdio>
 #include <exception>
-#include <fstream>
-#include <map>
-#include <sstream>
 #include <string>
+
+#include "char_text.h"
 
 namespace {
 
@@ -63,21 +62,10 @@ int main(int argc, char** argv) try {
     std::fprintf(stderr, "usage: char_decoder TEXT_FILE [STEPS]\n");
     return 2;
   }
-  std::ifstream in(argv[1], std::ios::binary);
-  if (!in) throw rg::Error(std::string("cannot open ") + argv[1]);
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  const std::string text = bytes.str();
-  if (static_cast<int64_t>(text.size()) < 4 * (kContext + 1)) throw rg::Error("the text is too short to train on");
+  const CharText chars = read_char_text(argv[1], 4 * (kContext + 1));
+  const std::string& text = chars.text;
+  const std::string& alphabet = chars.alphabet;
   const int64_t steps = argc > 2 ? std::stoll(argv[2]) : 300;
-
-  std::map<unsigned char, int32_t> index;
-  for (unsigned char c : text) index.emplace(c, 0);
-  std::string alphabet;
-  for (auto& [c, i] : index) {
-    i = static_cast<int32_t>(alphabet.size());
-    alphabet.push_back(static_cast<char>(c));
-  }
 
   rg::manual_seed(11);
   CharDecoder model(static_cast<int64_t>(alphabet.size()));
@@ -89,8 +77,8 @@ int main(int argc, char** argv) try {
     for (int64_t b = 0; b < kBatch; ++b) {
       const int64_t at = gen.randint(static_cast<int64_t>(text.size()) - kContext);
       for (int64_t t = 0; t < kContext; ++t) {
-        inputs.push_back(index[static_cast<unsigned char>(text[at + t])]);
-        targets.push_back(index[static_cast<unsigned char>(text[at + t + 1])]);
+        inputs.push_back(chars[text[at + t]]);
+        targets.push_back(chars[text[at + t + 1]]);
       }
     }
     adam.zero_grad();
@@ -109,7 +97,7 @@ int main(int argc, char** argv) try {
   std::vector<rg::KeyValues> caches(model.blocks->size());
   std::string sample(1, text[0]);
   for (int64_t i = 0; i + 1 < kContext; ++i) {
-    const rg::Var logits = model.forward(rg::Indices(rg::Shape{1, 1}, {index[static_cast<unsigned char>(sample.back())]}),
+    const rg::Var logits = model.forward(rg::Indices(rg::Shape{1, 1}, {chars[sample.back()]}),
                                          i, &caches);
     const rg::Tensor p = rg::softmax(rg::reshape(logits, {-1}) / 0.8f, 0).value();  // temperature 0.8
     sample.push_back(alphabet[static_cast<size_t>(rg::multinomial(p, 1, true, gen).values[0])]);

@@ -17,10 +17,9 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
-#include <fstream>
-#include <map>
-#include <sstream>
 #include <string>
+
+#include "char_text.h"
 
 namespace {
 
@@ -47,17 +46,6 @@ class CharGRU : public rg::Module {
   std::shared_ptr<rg::Linear> output;
 };
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw rg::Error("cannot open the text file " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  std::string s = text.str();
-  if (static_cast<int64_t>(s.size()) < 4 * (kWindow + 1))
-    throw rg::Error(path + ": the text is too short to train on (at least 260 characters)");
-  return s;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -65,26 +53,19 @@ int main(int argc, char** argv) try {
     std::fprintf(stderr, "usage: char_gru TEXT_FILE STATE_FILE STEPS [SAMPLE_CHARS]\n");
     return 2;
   }
-  const std::string text = read_text(argv[1]), state_file = argv[2];
+  const CharText chars = read_char_text(argv[1], 4 * (kWindow + 1));
+  const std::string& text = chars.text;
+  const std::string& alphabet = chars.alphabet;
+  const std::string state_file = argv[2];
   const int64_t steps = std::stoll(argv[3]);
   const int64_t sample_chars = argc > 4 ? std::stoll(argv[4]) : 200;
 
-  // The alphabet: every byte that occurs, in byte order.
-  std::map<unsigned char, int32_t> index;
-  for (unsigned char c : text) index.emplace(c, 0);
-  std::string alphabet;
-  for (auto& [c, i] : index) {
-    i = static_cast<int32_t>(alphabet.size());
-    alphabet.push_back(static_cast<char>(c));
-  }
-
   // Training examples: the windows of kWindow + 1 characters at every
-  // kWindow-th position, dealt out by a seeded loader. Each row of `starts`
-  // is a window's first position; its label is unused.
+  // kWindow-th position, dealt out by a seeded loader of a dataset without
+  // labels: each row is a window's first position.
   const int64_t windows = (static_cast<int64_t>(text.size()) - 1) / kWindow;
-  rg::LabelledTensors starts{rg::Tensor::arange(windows).reshape(rg::Shape{windows, 1}),
-                             std::vector<int32_t>(static_cast<size_t>(windows), 0)};
-  rg::DataLoader loader(starts, std::min(kBatch, windows), {.seed = 3});
+  rg::DataLoader loader(rg::Tensor::arange(windows).reshape(rg::Shape{windows, 1}), std::min(kBatch, windows),
+                        {.seed = 3});
 
   rg::manual_seed(5);
   CharGRU model(static_cast<int64_t>(alphabet.size()));
@@ -104,8 +85,8 @@ int main(int argc, char** argv) try {
     for (int64_t b = 0; b < B; ++b) {
       const auto first = static_cast<int64_t>(batch.inputs.data()[b]) * kWindow;
       for (int64_t t = 0; t < kWindow; ++t) {  // time-major [T, B], as the GRU takes it
-        inputs[static_cast<size_t>(t * B + b)] = index[static_cast<unsigned char>(text[first + t])];
-        targets[static_cast<size_t>(t * B + b)] = index[static_cast<unsigned char>(text[first + t + 1])];
+        inputs[static_cast<size_t>(t * B + b)] = chars[text[first + t]];
+        targets[static_cast<size_t>(t * B + b)] = chars[text[first + t + 1]];
       }
     }
     adam.zero_grad();
@@ -128,7 +109,7 @@ int main(int argc, char** argv) try {
   std::string sample(1, text[0]);
   rg::Var state;
   for (int64_t i = 0; i < sample_chars; ++i) {
-    const int32_t id = index[static_cast<unsigned char>(sample.back())];
+    const int32_t id = chars[sample.back()];
     rg::Var logits = model.forward(rg::Indices(rg::Shape{1, 1}, {id}), state, &state);
     const rg::Tensor p = rg::softmax(rg::reshape(logits, {-1}), 0).value();
     float u = gen.uniform(), acc = 0.0f;
