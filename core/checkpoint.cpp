@@ -1,8 +1,5 @@
 #include "rmsgrad/core/checkpoint.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -12,6 +9,7 @@
 #include <set>
 #include <type_traits>
 
+#include "rmsgrad/core/atomic_file.h"
 #include "rmsgrad/core/error.h"
 
 namespace rg {
@@ -32,17 +30,6 @@ const std::string& Checkpoint::meta(const std::string& key) const {
 }
 
 namespace {
-
-void write_all(int fd, const void* data, size_t size, const std::string& path) {
-  const char* p = static_cast<const char*>(data);
-  while (size > 0) {
-    ssize_t n = ::write(fd, p, size);
-    if (n < 0 && errno == EINTR) continue;
-    check(n > 0, "checkpoint {}: write failed: {}", path, std::strerror(errno));
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-}
 
 // A header array of whole numbers of type T. Each element's type is checked
 // before it is converted: nlohmann converts -1.48 to an unsigned integer
@@ -82,37 +69,12 @@ void save_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
   text.append((8 - text.size() % 8) % 8, ' ');  // align the data section to 8 bytes
   const uint64_t length = text.size();
 
-  const fs::path target(path);
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::string temp_name = ".";
-  temp_name += target.filename().string();
-  temp_name += ".tmp";
-  const std::string temp = (dir / temp_name).string();
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  check(fd >= 0, "checkpoint {}: cannot create {}: {}", path, temp, std::strerror(errno));
-  try {
-    write_all(fd, &length, sizeof(length), path);
-    write_all(fd, text.data(), text.size(), path);
-    for (const auto& [_, t] : checkpoint.tensors) write_all(fd, t.data(), t.numel() * sizeof(float), path);
-    check(::fsync(fd) == 0, "checkpoint {}: fsync failed: {}", path, std::strerror(errno));
-  } catch (...) {
-    ::close(fd);
-    ::unlink(temp.c_str());
-    throw;
-  }
-  // Some file systems report a failed write only at close; then the old
-  // checkpoint stays, and the temporary file goes.
-  if (::close(fd) != 0 || ::rename(temp.c_str(), path.c_str()) != 0) {
-    const std::string reason = std::strerror(errno);
-    ::unlink(temp.c_str());
-    throw Error(fmt::format("checkpoint {}: cannot replace the checkpoint: {}", path, reason));
-  }
-  // Persist the rename itself.
-  int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (dir_fd >= 0) {
-    ::fsync(dir_fd);
-    ::close(dir_fd);
-  }
+  // Written whole through a temporary file, never through a link (core/atomic_file.h).
+  AtomicFile file(path);
+  file.write(&length, sizeof(length));
+  file.write(text.data(), text.size());
+  for (const auto& [_, t] : checkpoint.tensors) file.write(t.data(), static_cast<size_t>(t.numel()) * sizeof(float));
+  file.commit();
 }
 
 Checkpoint load_checkpoint(const std::string& path) {

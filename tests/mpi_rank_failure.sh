@@ -58,7 +58,7 @@ for driver in cifar10 order_embedding attentive_reader rnnsearch transformer; do
     echo "FAIL: $driver: the job exited $status (124: still running after 120 s)"; fail=1
   elif [ "$seconds" -gt 60 ]; then
     echo "FAIL: $driver: the job took $seconds s to end"; fail=1
-  elif ! echo "$message" | grep -q "^error: rank 0 of 2 (.*): .*checkpoint.*No space left on device"; then
+  elif ! echo "$message" | grep -q "^error: rank 0 of 2 (.*): .*\.safetensors.*No space left on device"; then
     echo "FAIL: $driver: expected rank 0's full-disk error, got:"; cat "$work/$driver.err"; fail=1
   else
     echo "PASS: $driver: the job ended in $seconds s (exit $status): $message"

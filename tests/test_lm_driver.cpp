@@ -68,8 +68,8 @@ TEST_CASE("lm driver: learns the synthetic sentences, writes a sample, and resum
   CHECK_MESSAGE(valid.back()["bpc"].get<double>() < 3.3, output);
   CHECK(valid.back()["bpc"].get<double>() == doctest::Approx(valid.back()["loss"].get<double>() / std::log(2.0)));
   const std::string sample = test::read_file(straight / "sample.txt");
-  CHECK(sample.starts_with("The king said"));
-  CHECK(sample.size() == std::string("The king said").size() + 40 + 1);
+  CHECK(sample.starts_with("the king said"));
+  CHECK(sample.size() == std::string("the king said").size() + 40 + 1);
 
   REQUIRE_MESSAGE(run_driver(common + "--stop-after 25 --out " + resumed.string(), tmp.path, output) == 0, output);
   REQUIRE_MESSAGE(run_driver(common + "--resume --out " + resumed.string(), tmp.path, output) == 0, output);
@@ -161,4 +161,74 @@ TEST_CASE("lm driver: the CBT books, when ../shared/data is there") {
   const std::vector<json> valid = metric_lines(out, "valid");
   REQUIRE(valid.size() == 2);
   CHECK(valid.back()["bpc"].get<double>() < valid.front()["bpc"].get<double>() - 1.0);
+}
+
+TEST_CASE("lm driver: the sampling flags are checked against the text before any training") {
+  TempDir tmp("lm_sampling_flags");
+  std::string output;
+  const std::string common = kSmall + "--steps 2 --eval-every 2 ";
+  // The synthetic sentences are lowercase: 'T' and '!' are not in the alphabet.
+  const fs::path prompt = tmp.path / "prompt";
+  CHECK(run_driver(common + "--prompt 'The end!' --out " + prompt.string(), tmp.path, output) == 1);
+  CHECK_MESSAGE(output.find("error: --prompt has characters the training text lacks: 'T', '!'") != std::string::npos,
+                output);
+  CHECK(!fs::exists(prompt / "metrics.jsonl"));  // refused before the first step
+  const fs::path top_k = tmp.path / "top_k";
+  CHECK(run_driver(common + "--top-k 500 --out " + top_k.string(), tmp.path, output) == 1);
+  CHECK_MESSAGE(output.find("error: --top-k 500 is more than the") != std::string::npos, output);
+  CHECK(!fs::exists(top_k / "metrics.jsonl"));
+  // Without a sample nothing is checked: the flags are not used.
+  std::string no_sample = common;
+  no_sample.erase(no_sample.find("--sample-chars 40 "), std::string("--sample-chars 40 ").size());
+  CHECK(run_driver(no_sample + "--sample-chars 0 --top-k 500 --out " + (tmp.path / "none").string(), tmp.path,
+                   output) == 0);
+  CHECK(run_driver(no_sample + "--sample-chars 100000000 --out " + (tmp.path / "huge").string(), tmp.path,
+                   output) == 2);
+  CHECK(output.find("--sample-chars") != std::string::npos);
+}
+
+TEST_CASE("lm driver: sample.txt only after a whole run, and never written through a link") {
+  TempDir tmp("lm_sample_links");
+  std::string output;
+  const fs::path run = tmp.path / "run", target = tmp.path / "users_file.txt";
+  const std::string common = kSmall + "--steps 4 --eval-every 2 --out " + run.string() + " ";
+  REQUIRE_MESSAGE(run_driver(common + "--stop-after 2", tmp.path, output) == 0, output);
+  CHECK(!fs::exists(run / "sample.txt"));  // stopped early: no sample
+  // A user's file behind links planted at the sample and at the temporary
+  // of every file the resumed run writes whole.
+  { std::ofstream(target) << "mine\n"; }
+  fs::create_symlink(target, run / "sample.txt");
+  for (const char* name : {".sample.txt.tmp", ".checkpoint.safetensors.tmp", ".best.safetensors.tmp",
+                           ".config.json.tmp", ".metrics.jsonl.tmp"})
+    fs::create_symlink(target, run / name);
+  REQUIRE_MESSAGE(run_driver(common + "--resume", tmp.path, output) == 0, output);
+  CHECK(test::read_file(target) == "mine\n");
+  for (const char* name : {".sample.txt.tmp", ".checkpoint.safetensors.tmp", ".config.json.tmp"})
+    CHECK_MESSAGE(!fs::exists(fs::symlink_status(run / name)), name);  // removed, never followed
+  CHECK(!fs::is_symlink(run / "sample.txt"));
+  CHECK(test::read_file(run / "sample.txt").starts_with("the king said"));
+}
+
+TEST_CASE("lm driver: a closed standard output does not end a run; a file-size limit is a write error") {
+  TempDir tmp("lm_signals");
+  std::string output;
+  const fs::path piped = tmp.path / "piped";
+  // The reader of stdout goes away after one byte: the run goes on, its lines in train.log.
+  const std::string pipe = "bash -c '\"$0\" \"$@\" | head -c 1 > /dev/null; exit ${PIPESTATUS[0]}' " +
+                           std::string(RG_LM_BIN) + " " + kSmall + "--steps 6 --eval-every 3 --out " + piped.string();
+  CHECK_MESSAGE(test::run_program(pipe, "", tmp.path, output) == 0, output);
+  CHECK(metric_lines(piped, "valid").size() == 3);
+  CHECK(test::read_file(piped / "train.log").find("step        6  valid") != std::string::npos);
+  // A limit on file sizes below the checkpoint's: the checkpoint's write
+  // fails with a message, exit 1 (not SIGXFSZ), and the earlier checkpoint stays.
+  const fs::path limited = tmp.path / "limited";
+  const std::string common = kSmall + "--steps 6 --eval-every 3 --out " + limited.string();
+  REQUIRE_MESSAGE(run_driver(common + " --stop-after 3", tmp.path, output) == 0, output);
+  const std::string before = test::read_file(limited / "checkpoint.safetensors");
+  REQUIRE(before.size() > 64 * 1024);
+  const std::string capped = "bash -c 'ulimit -f 64; exec \"$0\" \"$@\"' " + std::string(RG_LM_BIN) + " " + common +
+                             " --resume";
+  CHECK(test::run_program(capped, "", tmp.path, output) == 1);
+  CHECK_MESSAGE(output.find("File too large") != std::string::npos, output);
+  CHECK(test::read_file(limited / "checkpoint.safetensors") == before);
 }

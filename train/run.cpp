@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cmath>
 #include <cstring>
 #include <iostream>
@@ -18,6 +19,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
+#include "rmsgrad/core/atomic_file.h"
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/core/parallel.h"
 #include "rmsgrad/dist/process_group.h"
@@ -38,6 +40,13 @@ int print_error(const char* message) {
 }
 
 int run_main(int argc, char** argv, int (*train)(int argc, char** argv)) {
+  // A reader of stdout that goes away (`| head`) must not kill a run whose
+  // log is in train.log: with SIGPIPE ignored, the write fails and printing
+  // stops. A file-size limit (ulimit -f) is a write error like a full disk:
+  // with SIGXFSZ ignored the write fails with EFBIG, the error names the
+  // file, and the last checkpoint stays.
+  std::signal(SIGPIPE, SIG_IGN);
+  std::signal(SIGXFSZ, SIG_IGN);
   dist::ProcessGroup& group = dist::ProcessGroup::world();  // joins the job first, when started by mpirun
   if (!group.distributed()) return report_errors([&] { return train(argc, argv); });
   // One process's error must end the whole job at once: the others would
@@ -76,26 +85,6 @@ void check_same_settings(const dist::ProcessGroup& group, const json& settings) 
     for (const auto& [name, value] : other.items())
       check(reference.contains(name), "rank {} has a setting --{} that rank 0 has not", r, name);
   }
-}
-
-// Writes a whole file through a temporary one renamed over it, so that a full
-// disk or a crash leaves the old file or the new one, never half of either.
-void write_replacing(const std::string& file, const std::string& text) {
-  const std::string temporary = file + ".tmp";
-  std::error_code ignored_error;
-  fs::remove(temporary, ignored_error);  // a link left there is removed, not written through
-  std::ofstream out(temporary, std::ios::trunc);
-  out << text;
-  out.close();  // flushes: a full disk shows up here, not after the rename
-  if (out.fail()) {
-    const std::string reason = std::strerror(errno);
-    std::error_code ignored;
-    fs::remove(temporary, ignored);
-    throw Error(fmt::format("cannot write '{}': {}", file, reason));
-  }
-  std::error_code ec;
-  fs::rename(temporary, file, ec);
-  check(!ec, "cannot replace '{}': {}", file, ec.message());
 }
 
 }  // namespace
@@ -300,7 +289,7 @@ void Run::open_files() {
   if (!changes_json_.empty() && changes_json_ != "{}")
     history.push_back({{"step", begin_step_}, {"changed", json::parse(changes_json_)}});
   if (!history.empty()) config["changes_on_resume"] = history;
-  write_replacing(path("config.json"), config.dump(2) + '\n');
+  write_file_atomically(path("config.json"), config.dump(2) + '\n');
   const std::string log_path = path("train.log");
   log_.open(log_path, resuming_ ? std::ios::app : std::ios::trunc);
   check(log_.is_open(), "cannot write '{}': {}", log_path, std::strerror(errno));
@@ -360,7 +349,7 @@ void Run::keep_metrics_up_to(int64_t step) {
   }
   std::string text;
   for (const std::string& line : kept) text += line + '\n';
-  write_replacing(file, text);
+  write_file_atomically(file, text);
   metrics_.open(file, std::ios::app);
   check(metrics_.is_open(), "cannot write '{}': {}", file, std::strerror(errno));
   note(fmt::format("resumed at step {}: kept {} metrics lines, dropped {} after the checkpoint and {} torn", step,

@@ -144,7 +144,9 @@ int report_errors(Body&& body) {
 // Every driver's main: `int main(int argc, char** argv) { return rg::run_main(argc, argv, train); }`.
 // An exception becomes one "error: ..." line and exit code 1; under mpirun
 // it is "error: rank r of N: ..." and ends every process of the job, so that
-// none waits for the failed one in a collective.
+// none waits for the failed one in a collective. It ignores SIGPIPE (a closed
+// stdout stops the printing, not the run) and SIGXFSZ (a file-size limit
+// becomes a write error naming the file), for the whole process.
 int run_main(int argc, char** argv, int (*train)(int argc, char** argv));
 
 // What a process read, for Run::check_same_data: what it is, how many, and a

@@ -66,7 +66,9 @@ bool may_change_on_resume(const std::string& flag) {
       "steps", "epochs", "stop-after", "train-minutes", "skip-nonfinite", "log-every", "eval-every",
       // evaluation only: how the validation and test sets are scored
       "beam", "valid-beam", "length-norm", "valid-limit", "decode-batch", "eval-batch", "fold-images",
-      "test-src", "test-tgt", "test-data", "translate", "output"};
+      "test-src", "test-tgt", "test-data", "translate", "output",
+      // sampling after training (lm): what is drawn from the trained model, not what is trained
+      "sample-chars", "prompt", "temperature", "top-k"};
   for (const char* name : kFree)
     if (flag == name) return true;
   return false;

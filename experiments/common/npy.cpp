@@ -1,3 +1,4 @@
+#include "rmsgrad/core/atomic_file.h"
 #include "rmsgrad/experiments/common/npy.h"
 
 #include <fmt/ranges.h>
@@ -319,16 +320,14 @@ void write_npy(const std::string& path, const Tensor& t) {
   header.append((64 - unpadded % 64) % 64, ' ');
   header.push_back('\n');
   check(header.size() <= 0xFFFF, "{}: write_npy: the header is too long ({} bytes)", path, header.size());
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  check(out.is_open(), "{}: cannot open for writing: {}", path, std::strerror(errno));
   const char version_and_length[4] = {1, 0, static_cast<char>(header.size() & 0xFF),
                                       static_cast<char>(header.size() >> 8)};
+  AtomicFile out(path);  // whole, never through a link
   out.write(kMagic, 6);
   out.write(version_and_length, 4);
-  out.write(header.data(), static_cast<std::streamsize>(header.size()));
-  out.write(reinterpret_cast<const char*>(t.data()), static_cast<std::streamsize>(t.numel() * sizeof(float)));
-  out.close();
-  check(!out.fail(), "{}: write failed (disk full or not writable?)", path);
+  out.write(header);
+  out.write(t.data(), static_cast<size_t>(t.numel()) * sizeof(float));
+  out.commit();
 }
 
 }  // namespace rg

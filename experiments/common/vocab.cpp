@@ -1,4 +1,5 @@
 // Vocabulary: build from counts, look up, save and load (see vocab.h).
+#include "rmsgrad/core/atomic_file.h"
 #include "rmsgrad/experiments/common/vocab.h"
 
 #include <algorithm>
@@ -105,11 +106,9 @@ std::string Vocab::decode(std::span<const int32_t> ids) const {
 }
 
 void Vocab::save(const std::string& path) const {
-  std::ofstream out(path, std::ios::trunc);
-  check(out.is_open(), "cannot write the vocabulary '{}': {}", path, std::strerror(errno));
-  for (const std::string& token : tokens_) out << token << '\n';
-  out.flush();
-  check(out.good(), "cannot write the vocabulary '{}': {}", path, std::strerror(errno));
+  std::string text;
+  for (const std::string& token : tokens_) text += token + '\n';
+  write_file_atomically(path, text);  // whole, never through a link
 }
 
 Vocab Vocab::load(const std::string& path) {

@@ -25,8 +25,9 @@ void add_lm_flags(CLI::App& app, LmConfig& cfg) {
       ->check(in_range(-1, 1e9));
   app.add_option("--valid-chars", cfg.valid_chars, "characters of the held-out book each validation reads")
       ->check(positive);
-  app.add_option("--sample-chars", cfg.sample_chars, "characters sampled at the end (0: none)")->check(non_negative);
-  app.add_option("--prompt", cfg.prompt, "the text the sample continues");
+  app.add_option("--sample-chars", cfg.sample_chars, "characters sampled at the end (0: none)")
+      ->check(in_range(0, 10'000'000));
+  app.add_option("--prompt", cfg.prompt, "the text the sample continues, in the training text's characters");
   app.add_option("--temperature", cfg.temperature, "sampling temperature (0: always the likeliest)")
       ->check(in_range(0.0, 100.0));
   app.add_option("--top-k", cfg.top_k, "sample among the k likeliest (0: all)")->check(non_negative);

@@ -28,7 +28,7 @@ struct LmConfig {
   int64_t warmup = -1;  // -1: a tenth of the steps, at most 100
   int64_t valid_chars = 65536;
   int64_t sample_chars = 400;
-  std::string prompt = "The king said";
+  std::string prompt = "the king said";  // in the synthetic text's alphabet too
   float temperature = 0.8f;
   int64_t top_k = 20;
   TrainingOptions training{.steps = 2000, .eval_every = 200, .clip = kRecipe.clip.clip, .best_metric = "-bpc"};

@@ -23,6 +23,7 @@
 #include <fstream>
 
 #include "rmsgrad/autograd/ops.h"
+#include "rmsgrad/core/atomic_file.h"
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/core/polite_threads.h"
 #include "rmsgrad/dist/batch_share.h"
@@ -62,6 +63,27 @@ Scores evaluate(Llama& model, const std::vector<int32_t>& ids, int64_t context, 
   return {loss, {{"bpc", loss / std::log(2.0)}}};
 }
 
+// The sampling flags against the text, before any training: the sample comes
+// at the end, and a flag it cannot honour must not cost a whole run.
+void check_sampling(const LmConfig& cfg, const lm::CharText& text) {
+  if (cfg.sample_chars == 0) return;
+  check(cfg.top_k <= text.vocab(), "--top-k {} is more than the {} symbols of the training text's alphabet; give "
+        "at most {} (0: all)", cfg.top_k, text.vocab(), text.vocab());
+  check(!cfg.prompt.empty(), "--prompt is empty; the sample continues a text of at least one character");
+  std::string missing;
+  for (char c : cfg.prompt)
+    if (text.alphabet.find(c, 1) == std::string::npos && missing.find(c) == std::string::npos) missing += c;
+  if (missing.empty()) return;
+  std::string named;
+  for (char c : missing) {
+    const auto byte = static_cast<unsigned char>(c);
+    named += (named.empty() ? "" : ", ") +
+             (byte >= 0x20 && byte < 0x7f ? fmt::format("'{}'", c) : fmt::format("byte 0x{:02x}", byte));
+  }
+  throw Error(fmt::format("--prompt has characters the training text lacks: {}; the model has never seen them "
+                          "(give a prompt in the text's own characters)", named));
+}
+
 int train(int argc, char** argv) {
   LmConfig cfg;
   CLI::App app{"a LLaMA-style character language model on the Children's Book Test books"};
@@ -78,6 +100,7 @@ int train(int argc, char** argv) {
                                    text.valid.begin() + std::min<int64_t>(cfg.valid_chars, text.valid.size()));
   check(static_cast<int64_t>(valid.size()) > cfg.context, "lm: {} validation characters make no window of {}",
         valid.size(), cfg.context + 1);
+  check_sampling(cfg, text);
   run.check_same_data({{"training text", static_cast<int64_t>(text.train.size()), content_hash(text.train)},
                        {"validation text", static_cast<int64_t>(valid.size()), content_hash(valid)}});
 
@@ -125,11 +148,12 @@ int train(int argc, char** argv) {
     if (trainer.due_for_validation()) trainer.validate(validation());
   }
 
-  if (cfg.sample_chars > 0 && dist::ProcessGroup::world().rank() == 0) {
+  // The sample of a run that trained to its end (not one stopped by --stop-after), written whole.
+  if (cfg.sample_chars > 0 && trainer.due_for_test()) {
     const std::string sample =
         text.decode(model.generate(lm::encode(text.alphabet, cfg.prompt), cfg.sample_chars, cfg.temperature,
                                    cfg.top_k, sample_gen));
-    std::ofstream(run.path("sample.txt")) << cfg.prompt << sample << "\n";
+    write_file_atomically(run.path("sample.txt"), cfg.prompt + sample + "\n");
     run.note(fmt::format("sample (temperature {}, top-k {}): {}{}", cfg.temperature, cfg.top_k, cfg.prompt, sample));
   }
   return 0;

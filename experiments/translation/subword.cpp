@@ -1,3 +1,4 @@
+#include "rmsgrad/core/atomic_file.h"
 #include "rmsgrad/experiments/translation/subword.h"
 
 #include <sentencepiece_processor.h>
@@ -64,22 +65,7 @@ void Subword::train(const std::vector<std::string>& sentences, int vocab_size, c
 }
 
 void Subword::save(const std::string& model_path) const {
-  const std::string temporary = model_path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    const std::string bytes = processor_->serialized_model_proto();
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.close();
-    if (out.fail()) {
-      const std::string reason = std::strerror(errno);
-      std::error_code ignored;
-      std::filesystem::remove(temporary, ignored);
-      throw Error(fmt::format("subword: cannot write {}: {}", model_path, reason));
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(temporary, model_path, ec);
-  check(!ec, "subword: cannot replace {}: {}", model_path, ec.message());
+  write_file_atomically(model_path, processor_->serialized_model_proto());  // whole, never through a link
 }
 
 Subword::Subword() : processor_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {}

@@ -246,6 +246,8 @@ void translate_file(Seq2Seq& model, const Subword& subword, const TranslationCon
   std::vector<std::string> out = detokenized(subword, translate_all(model, sources, beam, cfg.decode_batch));
   if (cfg.output.empty()) {
     for (const std::string& line : out) std::cout << line << '\n';
+    std::cout.flush();
+    check(std::cout.good(), "cannot write the translations to the standard output: {}", std::strerror(errno));
   } else if (fs::exists(cfg.output) && !fs::is_regular_file(cfg.output)) {  // a device or a pipe
     std::ofstream device(cfg.output);
     for (const std::string& line : out) device << line << '\n';

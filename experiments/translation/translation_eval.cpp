@@ -1,3 +1,4 @@
+#include "rmsgrad/core/atomic_file.h"
 #include "rmsgrad/experiments/translation/translation_eval.h"
 
 #include <fmt/format.h>
@@ -43,22 +44,10 @@ std::vector<std::string> detokenized(const Subword& subword, const std::vector<s
 }
 
 void write_lines(const std::string& path, const std::vector<std::string>& lines) {
-  // Whole or not at all: a temporary file renamed over `path` (a link at
-  // `path` is replaced, not written through).
-  const std::string temporary = path + ".tmp";
-  std::error_code ec;
-  fs::remove(temporary, ec);
-  std::ofstream out(temporary);
-  check(out.good(), "cannot write {}: {}", path, std::strerror(errno));
-  for (const std::string& line : lines) out << line << '\n';
-  out.close();
-  if (out.fail()) {
-    const std::string reason = std::strerror(errno);
-    fs::remove(temporary, ec);
-    throw Error(fmt::format("cannot write {}: {}", path, reason));
-  }
-  fs::rename(temporary, path, ec);
-  check(!ec, "cannot replace {}: {}", path, ec.message());
+  // Whole or not at all, never through a link (core/atomic_file.h).
+  std::string text;
+  for (const std::string& line : lines) text += line + '\n';
+  write_file_atomically(path, text);
 }
 
 }  // namespace rg
