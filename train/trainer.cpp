@@ -10,9 +10,9 @@
 
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/core/parallel.h"
-#include "rmsgrad/train/training_progress.h"
 #include "rmsgrad/layers/save_load.h"
 #include "rmsgrad/optim/save_load.h"
+#include "rmsgrad/train/training_progress.h"
 
 namespace rg {
 

@@ -66,11 +66,11 @@
 #include "rmsgrad/core/gemm.h"
 #include "rmsgrad/core/polite_threads.h"
 #include "rmsgrad/data/batching.h"
+#include "rmsgrad/layers/module.h"
+#include "rmsgrad/optim/optimizer.h"
 #include "rmsgrad/train/progress.h"
 #include "rmsgrad/train/run.h"
 #include "rmsgrad/train/training_step.h"
-#include "rmsgrad/layers/module.h"
-#include "rmsgrad/optim/optimizer.h"
 
 namespace rg {
 
