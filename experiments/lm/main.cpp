@@ -20,7 +20,6 @@
 #include <CLI/CLI.hpp>
 
 #include <cmath>
-#include <fstream>
 
 #include "rmsgrad/autograd/ops.h"
 #include "rmsgrad/core/atomic_file.h"
