@@ -12,7 +12,7 @@ if [ ! -d ../shared/data ]; then
 fi
 
 echo "== consumer: find_package(rmsgrad) against the installed tree, moved to another prefix"
-rm -rf build/install build/install-moved build/consumer build/lab
+rm -rf build/install build/install-moved build/consumer build/lab build/lab-bench
 cmake --install build --prefix build/install >/dev/null
 # The package must be relocatable: it is used from a copy in another prefix,
 # with the original gone, and names no path of this build.
@@ -39,6 +39,13 @@ cmake --build build/lab -j"$(nproc)" >/dev/null
 build/lab/bin/cifar10 --width 0.125 --steps 4 --train-size 40 --valid-size 20 --batch 10 --threads 1 \
   --out build/lab/run --overwrite > build/lab/cifar10.log
 echo "lab: $(ls build/lab/bin | wc -l) programs built against the package; cifar10 trained: $(tail -1 build/lab/cifar10.log)"
+# The benchmarks too: bench/ alone against the package, with the lab's
+# libraries built beside them, and one model step timed.
+echo "== the benchmarks (bench/) built against the installed package"
+cmake -S bench -B build/lab-bench -DCMAKE_PREFIX_PATH="$PWD/build/install-moved" >/dev/null
+cmake --build build/lab-bench -j"$(nproc)" >/dev/null
+echo "bench: $(ls build/lab-bench/bin | wc -l) programs built against the package; one step: $(build/lab-bench/bin/bench_step \
+  --model lm --set batch=4 --threads 1 --warmup 0 --steps 1 | grep -o '"ms_per_step": [0-9.]*')"
 
 # The MNIST MLP: trains and saves; a second program loads the file and must
 # find the same test accuracy, at least 97.5% on real MNIST (or 90% on the
