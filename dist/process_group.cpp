@@ -14,6 +14,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "rmsgrad/core/error.h"
 
@@ -224,7 +225,7 @@ void start_all_queued(const ProcessGroup& group) {
 }
 
 // A blocking collective about to start: everything queued goes first.
-Pending started(const ProcessGroup& group, std::string what) {
+Pending next_collective(const ProcessGroup& group, std::string what) {
   start_all_queued(group);
   return Pending{MPI_REQUEST_NULL, ++job().collectives, std::move(what)};
 }
@@ -248,7 +249,7 @@ void in_chunks(size_t count, Call&& call) {
 template <class T>
 void sum_in_place(const ProcessGroup& group, std::span<T> values, MPI_Datatype type) {
   in_chunks(values.size(), [&](size_t at, int n) {
-    Pending sum = started(group, fmt::format("the sum of {} value{}", n, n == 1 ? "" : "s"));
+    Pending sum = next_collective(group, fmt::format("the sum of {} value{}", n, n == 1 ? "" : "s"));
     MPI_Iallreduce(MPI_IN_PLACE, values.data() + at, n, type, MPI_SUM, MPI_COMM_WORLD, &sum.request);
     await(group, sum);
   });
@@ -301,6 +302,7 @@ ProcessGroup::ProcessGroup() {
   int length = 0;
   MPI_Get_processor_name(name, &length);
   hosts_ = all_gather(std::string(name, static_cast<size_t>(length)));
+  started_ = false;  // the next collective, whichever it is, begins with the start
 #else
   check(launched_processes() == 1,
         "this build has no MPI (install libopenmpi-dev and rebuild), so it cannot be one of the {} processes "
@@ -321,6 +323,7 @@ ProcessGroup::~ProcessGroup() {
 
 void ProcessGroup::sum(std::span<float> values) const {
 #ifdef RG_HAVE_MPI
+  join_start();
   if (distributed()) sum_in_place(*this, values, MPI_FLOAT);
 #else
   (void)values;
@@ -329,6 +332,7 @@ void ProcessGroup::sum(std::span<float> values) const {
 
 void ProcessGroup::sum(std::span<double> values) const {
 #ifdef RG_HAVE_MPI
+  join_start();
   if (distributed()) sum_in_place(*this, values, MPI_DOUBLE);
 #else
   (void)values;
@@ -343,8 +347,9 @@ double ProcessGroup::sum(double value) const {
 void ProcessGroup::broadcast(std::span<float> values, int root) const {
 #ifdef RG_HAVE_MPI
   if (!distributed()) return;
+  join_start();
   in_chunks(values.size(), [&](size_t at, int n) {
-    Pending bcast = started(*this, fmt::format("the broadcast of {} floats from rank {}", n, root));
+    Pending bcast = next_collective(*this, fmt::format("the broadcast of {} floats from rank {}", n, root));
     MPI_Ibcast(values.data() + at, n, MPI_FLOAT, root, MPI_COMM_WORLD, &bcast.request);
     await(*this, bcast);
   });
@@ -357,13 +362,14 @@ std::string ProcessGroup::broadcast(const std::string& text, int root) const {
   std::string out = text;
 #ifdef RG_HAVE_MPI
   if (!distributed()) return out;
+  join_start();
   uint64_t length = out.size();
-  Pending size = started(*this, fmt::format("the broadcast of a text's length from rank {}", root));
+  Pending size = next_collective(*this, fmt::format("the broadcast of a text's length from rank {}", root));
   MPI_Ibcast(&length, 1, MPI_UINT64_T, root, MPI_COMM_WORLD, &size.request);
   await(*this, size);
   out.resize(length);
   in_chunks(length, [&](size_t at, int n) {
-    Pending text = started(*this, fmt::format("the broadcast of a text of {} bytes from rank {}", n, root));
+    Pending text = next_collective(*this, fmt::format("the broadcast of a text of {} bytes from rank {}", n, root));
     MPI_Ibcast(out.data() + at, n, MPI_CHAR, root, MPI_COMM_WORLD, &text.request);
     await(*this, text);
   });
@@ -376,10 +382,11 @@ std::string ProcessGroup::broadcast(const std::string& text, int root) const {
 std::vector<std::string> ProcessGroup::all_gather(const std::string& text) const {
 #ifdef RG_HAVE_MPI
   if (distributed()) {
+    join_start();
     check(text.size() <= INT_MAX, "MPI: all_gather of {} bytes", text.size());
     const int mine = static_cast<int>(text.size());
     std::vector<int> lengths(size_), offsets(size_);
-    Pending sizes = started(*this, "the gathering of every rank's text length");
+    Pending sizes = next_collective(*this, "the gathering of every rank's text length");
     MPI_Iallgather(&mine, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD, &sizes.request);
     await(*this, sizes);
     int64_t total = 0;
@@ -389,7 +396,7 @@ std::vector<std::string> ProcessGroup::all_gather(const std::string& text) const
       total += lengths[r];
     }
     std::string all(static_cast<size_t>(total), '\0');
-    Pending texts = started(*this, fmt::format("the gathering of every rank's text ({} bytes in all)", total));
+    Pending texts = next_collective(*this, fmt::format("the gathering of every rank's text ({} bytes in all)", total));
     MPI_Iallgatherv(text.data(), mine, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, MPI_COMM_WORLD,
                     &texts.request);
     await(*this, texts);
@@ -410,10 +417,11 @@ std::vector<float> ProcessGroup::all_gather(std::span<const float> mine, const s
   std::vector<float> all(static_cast<size_t>(total));
 #ifdef RG_HAVE_MPI
   if (distributed()) {
+    join_start();
     check(total <= INT_MAX, "MPI: all_gather of {} values", total);
     std::vector<int> ints(counts.begin(), counts.end()), offsets(size_, 0);
     for (int r = 1; r < size_; ++r) offsets[r] = offsets[r - 1] + ints[r - 1];
-    Pending values = started(*this, fmt::format("the gathering of every rank's values ({} in all)", total));
+    Pending values = next_collective(*this, fmt::format("the gathering of every rank's values ({} in all)", total));
     MPI_Iallgatherv(mine.data(), ints[rank_], MPI_FLOAT, all.data(), ints.data(), offsets.data(), MPI_FLOAT,
                     MPI_COMM_WORLD, &values.request);
     await(*this, values);
@@ -427,7 +435,8 @@ std::vector<float> ProcessGroup::all_gather(std::span<const float> mine, const s
 void ProcessGroup::barrier() const {
 #ifdef RG_HAVE_MPI
   if (!distributed()) return;
-  Pending barrier = started(*this, "a barrier");
+  join_start();
+  Pending barrier = next_collective(*this, "a barrier");
   MPI_Ibarrier(MPI_COMM_WORLD, &barrier.request);
   await(*this, barrier);
 #endif
@@ -436,6 +445,7 @@ void ProcessGroup::barrier() const {
 void ProcessGroup::start_sum(std::span<float> values, const std::string& what) {
 #ifdef RG_HAVE_MPI
   if (!distributed()) return;
+  join_start();
   check(values.size() <= INT_MAX, "MPI: a non-blocking sum of {} values; use buckets under 2^31", values.size());
   enqueue(what.empty() ? fmt::format("the sum of {} values", values.size()) : what, [values](MPI_Request* request) {
     MPI_Iallreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
@@ -454,6 +464,7 @@ void ProcessGroup::start_all_gather(std::span<const std::byte> mine, std::vector
     return;
   }
 #ifdef RG_HAVE_MPI
+  join_start();
   check(mine.size() <= INT_MAX, "MPI: a non-blocking all-gather of {} bytes from one rank", mine.size());
   struct Counts {
     int mine = 0;
@@ -502,6 +513,40 @@ void ProcessGroup::progress() {
   for (Queued& op : job().queue)
     if (!finished(op)) break;
   start_queued();  // a stage whose predecessor has just finished
+#endif
+}
+
+void ProcessGroup::stop_before_start(bool failed) {
+  if (!started_) take_part_in_start(failed ? kFailed : kStopped);
+}
+
+// Every process gives its state; all of them learn every other's. A process
+// that stops returns and exits; the ready ones throw if any other stopped.
+void ProcessGroup::take_part_in_start(StartState state) const {
+  started_ = true;
+#ifdef RG_HAVE_MPI
+  if (!distributed()) return;
+  const int mine = state;
+  std::vector<int> states(static_cast<size_t>(size_));
+  Pending start = next_collective(*this, "the start (every process has read and checked its flags and settings)");
+  MPI_Iallgather(&mine, 1, MPI_INT, states.data(), 1, MPI_INT, MPI_COMM_WORLD, &start.request);
+  await(*this, start);
+  if (state != kReady) return;
+  std::vector<std::string> quiet;
+  bool stopped = false;
+  for (int r = 0; r < size_; ++r) {
+    stopped = stopped || states[r] != kReady;
+    if (states[r] == kStopped) quiet.push_back(describe(r));
+  }
+  if (!stopped) return;
+  // A process that failed said why itself; one that stopped quietly is named here, by rank 0.
+  throw StoppedBeforeStart(quiet.empty() || !writer() ? std::string()
+                                                      : fmt::format("{} ended before training without an error (it "
+                                                                    "printed its --help, or had nothing to train); "
+                                                                    "no process trained",
+                                                                    fmt::join(quiet, ", ")));
+#else
+  (void)state;
 #endif
 }
 

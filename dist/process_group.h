@@ -36,6 +36,8 @@
 #include <string>
 #include <vector>
 
+#include "rmsgrad/core/error.h"
+
 namespace rg::dist {
 
 class ProcessGroup {
@@ -93,6 +95,18 @@ class ProcessGroup {
   void wait_all();
   void progress();
 
+  // The start. A job's first collective after start-up (whichever the
+  // program makes first) is preceded by the start: every process says
+  // whether it has come this far, checks done, to train. A process that ends
+  // before its first collective (its flags were wrong, it printed --help)
+  // calls stop_before_start instead, so that the others learn it at once
+  // rather than wait for it until the deadline: their first collective then
+  // throws StoppedBeforeStart, and every process can exit normally.
+  bool started() const { return started_; }
+  // `failed`: this process said why on stderr (an error), rather than ending
+  // without one (--help).
+  void stop_before_start(bool failed);
+
   // Ends the whole job: every process exits with `code`. Never returns.
   [[noreturn]] void abort(int code) const;
 
@@ -108,6 +122,22 @@ class ProcessGroup {
   bool mpi_ = false;  // MPI was initialised by us (its handles live in process_group.cpp)
   std::vector<std::string> hosts_{"this host"};
   double deadline_seconds_ = kDefaultDeadlineSeconds;
+  // Takes part in the start if this process has not yet: as ready (kReady),
+  // or stopping (kStopped, kFailed). Every collective calls it first.
+  enum StartState : int { kReady = 0, kStopped = 1, kFailed = 2 };
+  void take_part_in_start(StartState state) const;
+  void join_start() const {
+    if (!started_) take_part_in_start(kReady);
+  }
+
+  mutable bool started_ = true;  // true during start-up (the host names), then false until the start
+};
+
+// Thrown by a process's first collective when another process of the job
+// stopped before the start. `message()` is empty when every process that
+// stopped said why itself; otherwise it names the ranks that ended quietly.
+struct StoppedBeforeStart : Error {
+  using Error::Error;
 };
 
 // How many processes the MPI launcher that started this one started (from its

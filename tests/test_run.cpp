@@ -83,12 +83,12 @@ TEST_CASE("run: creates --out, saves every flag to config.json, prints the heade
   REQUIRE(fs::is_directory(dir));
   json config = json::parse(read_text(dir / "config.json"));
   for (const char* name : {"config", "seed", "threads", "out", "resume", "resume-with-changes", "overwrite",
-                           "log-every", "lr", "norm", "hidden"}) {
+                           "log-every", "collective-deadline", "lr", "norm", "hidden"}) {
     CAPTURE(name);
     CHECK(config.contains(name));
     CHECK(printed.find(std::string("--") + name) != std::string::npos);
   }
-  CHECK(config.size() == 11);  // and nothing else (no --help)
+  CHECK(config.size() == 12);  // and nothing else (no --help)
   CHECK(config["seed"] == 3);
   CHECK(config["seed"].is_number_unsigned());
   CHECK(config["lr"] == 0.125);

@@ -50,14 +50,28 @@ int run_main(int argc, char** argv, int (*train)(int argc, char** argv)) {
   dist::ProcessGroup& group = dist::ProcessGroup::world();  // joins the job first, when started by mpirun
   if (!group.distributed()) return report_errors([&] { return train(argc, argv); });
   // One process's error must end the whole job at once: the others would
-  // wait for it in their next collective forever.
+  // wait for it in their next collective forever. Before the start (see
+  // dist/process_group.h) every process can still end normally: one that
+  // stops takes part in the start as stopped, and the others' first
+  // collective throws StoppedBeforeStart. After it, only abort() ends them.
+  int code = 1;
   try {
-    return train(argc, argv);
+    code = train(argc, argv);
+  } catch (const dist::StoppedBeforeStart& e) {
+    if (*e.what() != '\0') print_error(e.what());
+    return 1;
   } catch (const std::exception& e) {
     const bool memory = dynamic_cast<const std::bad_alloc*>(&e) != nullptr;
     print_error(fmt::format("{}: {}", group.describe(group.rank()), memory ? kOutOfMemory : e.what()).c_str());
+    if (!group.started()) {
+      group.stop_before_start(/*failed=*/true);
+      return 1;
+    }
     group.abort(1);
   }
+  if (!group.started()) group.stop_before_start(/*failed=*/code != 0);  // its flags' error, or its --help
+  else if (code != 0) group.abort(code);
+  return code;
 }
 
 namespace {
@@ -96,7 +110,11 @@ RunSettings settings_of(const RunOptions& options) {
   return {.settings = {setting("seed", options.seed), setting("threads", options.threads, true),
                        setting("out", options.out), setting("resume", options.resume),
                        setting("log_every", options.log_every, true), setting("overwrite", options.overwrite),
-                       setting("resume_with_changes", options.resume_with_changes)},
+                       setting("resume_with_changes", options.resume_with_changes),
+                       setting("collective_deadline_minutes",
+                               options.collective_deadline_minutes ? json(*options.collective_deadline_minutes)
+                                                                   : json(nullptr),
+                               true)},
           .name_prefix = "."};
 }
 
@@ -121,7 +139,8 @@ Run::Run(const RunOptions& options, RunSettings run_settings)
   }
   check(!options.resume || fs::is_directory(options.out),
         "--resume: there is no run in '{}' (no such directory) to continue", options.out);
-  const dist::ProcessGroup& group = dist::ProcessGroup::world();
+  dist::ProcessGroup& group = dist::ProcessGroup::world();
+  if (options.collective_deadline_minutes) group.set_deadline(*options.collective_deadline_minutes * 60.0);
   writer_ = group.writer();
   if (options.threads > 0)
     set_num_threads(options.threads);

@@ -99,6 +99,12 @@ struct RunOptions {
   int64_t log_every = 100;         // steps between train lines
   bool overwrite = false;          // a fresh run into an `out` that holds a run moves that run aside
   bool resume_with_changes = false;  // resume may change settings that change what is trained
+  // Under mpirun, when set: how long a process waits in any collective for
+  // the others before it ends the job, naming the ranks that had not arrived
+  // (dist/process_group.h's set_deadline, a setting of the process group),
+  // in force from the Run's first collective, the start. 0: for ever. Unset:
+  // the group's deadline as it is (kDefaultDeadlineSeconds).
+  std::optional<double> collective_deadline_minutes = {};
 };
 
 // One setting of a run, as config.json keeps it.

@@ -27,7 +27,6 @@ Trainer::Trainer(Run& run, Module& model, Optimizer& optimizer, TrainingOptions 
   check(options_.eval_every >= 1, "Trainer: eval_every is {}; it must be at least 1", options_.eval_every);
   check(options_.accumulate_grad_batches >= 1, "Trainer: accumulate_grad_batches is {}; it must be at least 1",
         options_.accumulate_grad_batches);
-  if (options_.collective_deadline_minutes) group_.set_deadline(*options_.collective_deadline_minutes * 60.0);
   if (options_.precision) set_product_precision(*options_.precision);
 }
 

@@ -27,8 +27,8 @@
 // optimizer steps.
 //
 // Process-wide settings: a Trainer changes one only where an option below
-// says so (precision, collective_deadline_minutes, follow_free_cores); the
-// thread count is the Run's (RunOptions::threads).
+// says so (precision, follow_free_cores); the thread count and the
+// collective deadline are the Run's (RunOptions).
 //
 // The files it writes in the run directory (run.h has the logs):
 //   checkpoint.safetensors  after every validation: a training state
@@ -116,11 +116,6 @@ struct TrainingOptions {
   // Under mpirun: the size of the buckets in which gradients are summed over
   // the processes while backward runs (dist/gradient_reducer.h).
   double bucket_mb = dist::GradientReducer::kDefaultBucketBytes / 1048576.0;
-  // Under mpirun, when set: how long a process waits in any collective for
-  // the others before it ends the job, naming the ranks that had not arrived
-  // (dist/process_group.h's set_deadline, a setting of the process group).
-  // 0: for ever. Unset: the group's deadline as it is (kDefaultDeadlineSeconds).
-  std::optional<double> collective_deadline_minutes = {};
 };
 
 inline constexpr int kMaxSkippedInARow = 10;

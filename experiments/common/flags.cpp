@@ -160,20 +160,6 @@ void add_trainer_flags(CLI::App& app, TrainingOptions& options) {
   app.add_option("--bucket-mb", options.bucket_mb,
                  "under mpirun: MiB of gradients summed over the processes at a time, while backward runs")
       ->check(in_range(0.001, 4096.0));
-  app.add_option_function<double>(
-         "--collective-deadline", [&options](double minutes) { options.collective_deadline_minutes = minutes; },
-         "under mpirun: minutes a process waits for the others in a sum or broadcast before it ends the "
-                 "job, naming the ranks that had not arrived (0: for ever); rank 0's validations must fit in it")
-      ->check(CLI::Validator(
-          [](std::string& text) {
-            double minutes = -1.0;
-            return CLI::detail::lexical_cast(text, minutes) && (minutes == 0.0 || (minutes >= 0.01 && minutes <= 1e6))
-                       ? std::string()
-                       : std::string("give 0 (no deadline) or 0.01 to 1000000 minutes");
-          },
-          "0 or in [0.01, 1e6]"))
-      ->default_str(fmt::format("{}", options.collective_deadline_minutes.value_or(
-                                          dist::ProcessGroup::kDefaultDeadlineSeconds / 60.0)));
   // Parsed from its name, so that config.json records "bf16", not the enum's number.
   app.add_option_function<std::string>(
          "--precision", [&options](const std::string& name) { options.precision = parse_precision(name); },
@@ -210,6 +196,20 @@ void add_run_options(CLI::App& app, RunOptions& options) {
   app.add_flag("--overwrite", options.overwrite,
                "when --out holds a run, move its files into <out>/replaced-<time>/ and start afresh");
   app.add_option("--log-every", options.log_every, "steps between training log lines")->check(positive);
+  app.add_option_function<double>(
+         "--collective-deadline", [&options](double minutes) { options.collective_deadline_minutes = minutes; },
+         "under mpirun: minutes a process waits for the others in a sum or broadcast before it ends the "
+                 "job, naming the ranks that had not arrived (0: for ever); rank 0's validations must fit in it")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            double minutes = -1.0;
+            return CLI::detail::lexical_cast(text, minutes) && (minutes == 0.0 || (minutes >= 0.01 && minutes <= 1e6))
+                       ? std::string()
+                       : std::string("give 0 (no deadline) or 0.01 to 1000000 minutes");
+          },
+          "0 or in [0.01, 1e6]"))
+      ->default_str(fmt::format("{}", options.collective_deadline_minutes.value_or(
+                                          dist::ProcessGroup::kDefaultDeadlineSeconds / 60.0)));
 }
 
 namespace {
