@@ -41,7 +41,7 @@ fail=0
 for driver in cifar10 order_embedding attentive_reader rnnsearch transformer; do
   out=$disk/$driver
   # shellcheck disable=SC2086  # the arguments are words
-  if ! "${bin[$driver]}" ${args[$driver]} --threads 1 --log-every 1 --stop-after 2 --out "$out" > "$work/$driver.first" 2>&1; then
+  if ! "${bin[$driver]}" ${args[$driver]} --threads 1 --log-every 1 --steps 1000 --stop-after 2 --out "$out" > "$work/$driver.first" 2>&1; then
     echo "FAIL: $driver: the first run failed"; tail -3 "$work/$driver.first"; fail=1; continue
   fi
   dd if=/dev/zero of="$disk/filler" bs=4096 > /dev/null 2>&1

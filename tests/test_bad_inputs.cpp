@@ -144,7 +144,10 @@ TEST_CASE("a second run into a run directory in use is refused, naming the first
 
 TEST_CASE("the bad-input catalog: every entry fails clearly and leaves the run folder alone") {
   const std::string cifar_run = kCifar + " --width 0.1 --train-size 40 --batch 20 --valid-size 20 --zca off";
-  const std::string cifar_resume = cifar_run + " --resume --out {out}";
+  // The earlier run's config.json is a stub that records none of cifar10's
+  // settings: resuming it needs --resume-with-changes, and the checkpoint is
+  // then what is checked.
+  const std::string cifar_resume = cifar_run + " --resume --resume-with-changes --out {out}";
   const std::string order_run = kOrder + " --out {out} --features {in}/f.npy --captions {in}/c.txt";
   const std::string order_tiny = kOrder + " --synthetic-images 20 --synthetic-dim 8 --word-dim 4 --embed-dim 4";
   const std::string babi = kReader + " --out {out} --format babi --data {in}/qa.txt";
@@ -224,7 +227,7 @@ TEST_CASE("the bad-input catalog: every entry fails clearly and leaves the run f
       {"out_in_dev", kCifar, "--out /dev/rg_run", {}, "--out '/dev/rg_run' is in /dev, a folder of the system's"},
       {"resume_missing_folder", kCifar, "--resume --out {in}/nowhere", {},
        "--resume: there is no run in '"},
-      {"resume_garbage_config", cifar_resume, "", {{"out/config.json", "garbage\n"}},
+      {"resume_garbage_config", cifar_run + " --resume --out {out}", "", {{"out/config.json", "garbage\n"}},
        "config.json is missing or not a JSON object, so this run's settings cannot be compared"},
       {"translate_line_too_long", parallel, "", {{"s", std::string(1100000, 'a') + "\n"}, {"t", "b\n"}},
        "s:1: a line longer than 1048576 bytes"},
@@ -246,6 +249,8 @@ TEST_CASE("the bad-input catalog: every entry fails clearly and leaves the run f
       // ---- the run folder: never mixed, never changed by a run that does not train ----
       {"run_folder_holds_a_run", cifar_run, "--steps 1 --out {out}", {}, "holds a run (config.json, metrics.jsonl, "
        "train.log): --resume continues it, --overwrite moves its files", /*overwrite=*/false},
+      {"resume_unknown_settings", cifar_run, "--steps 1 --resume --out {out}", {},
+       "does not record these settings (it was made by an older version of the program)"},
       {"resume_other_norm", cifar_run, "--steps 1 --resume --norm rmsnorm --seed 3 --out {out}",
        {{"out/config.json", "{\"seed\": 0, \"norm\": \"layernorm\", \"steps\": 1}\n"}},
        "--resume would train something else than the run in"},
@@ -345,7 +350,7 @@ TEST_CASE("the bad-input catalog: every entry fails clearly and leaves the run f
        {{"f.npy", npy_ok}, {"c.txt", "a dog\na \xff cat\n"}}, "invalid UTF-8"},
       {"order_unknown_method", kOrder, "--out {out} --method euclid", {}, "--method"},
       {"order_batch_of_one", kOrder, "--out {out} --batch 1", {}, "--batch"},
-      {"order_resume_torn_checkpoint", order_tiny + " --resume --out {out}", "",
+      {"order_resume_torn_checkpoint", order_tiny + " --resume --resume-with-changes --out {out}", "",
        {{"out/checkpoint.safetensors", safetensors("{\"__metadata__\":")}}, "not valid JSON"},
       // ---- attentive_reader ----
       {"babi_missing", babi, "", {}, "no such file"},

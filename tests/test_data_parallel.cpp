@@ -194,7 +194,7 @@ TEST_CASE("when one process dies the job stops, and the last checkpoint resumes"
   CHECK(out.find("rank 1 with PID") != std::string::npos);
   CHECK(out.find("signal 9") != std::string::npos);
   REQUIRE(fs::exists(dir / "run" / "checkpoint.safetensors"));
-  REQUIRE_MESSAGE(test::run_program(d.binary, d.args + " --threads 1 --steps 30 --resume --out " + run, dir, out) == 0,
+  REQUIRE_MESSAGE(test::run_program(d.binary, d.args + " --threads 1 --steps 100000 --train-minutes 0.05 --resume --out " + run, dir, out) == 0,
                   out);
   fs::remove_all(dir);
 }

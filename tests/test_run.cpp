@@ -88,7 +88,7 @@ TEST_CASE("run: creates --out, saves every flag to config.json, prints the heade
     CHECK(config.contains(name));
     CHECK(printed.find(std::string("--") + name) != std::string::npos);
   }
-  CHECK(config.size() == 12);  // and nothing else (no --help)
+  CHECK(config.size() == 13);  // and the product library, RG_GEMM; nothing else (no --help)
   CHECK(config["seed"] == 3);
   CHECK(config["seed"].is_number_unsigned());
   CHECK(config["lr"] == 0.125);

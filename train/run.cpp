@@ -21,6 +21,7 @@
 
 #include "rmsgrad/core/atomic_file.h"
 #include "rmsgrad/core/error.h"
+#include "rmsgrad/core/gemm.h"
 #include "rmsgrad/core/parallel.h"
 #include "rmsgrad/dist/process_group.h"
 #include "rmsgrad/train/progress.h"
@@ -121,7 +122,8 @@ RunSettings settings_of(const RunOptions& options) {
 Run::Run(const RunOptions& options) : Run(options, settings_of(options)) {}
 
 Run::Run(const RunOptions& options, RunSettings run_settings)
-    : dir_(options.out), resuming_(options.resume), log_every_(options.log_every),
+    : dir_(options.out), resuming_(options.resume), allow_changes_(options.resume_with_changes),
+      log_every_(options.log_every),
       name_prefix_(std::move(run_settings.name_prefix)), created_(Clock::now()),
       uncaught_at_creation_(std::uncaught_exceptions()) {
   check(!options.out.empty(), "--out is empty; name a run directory");
@@ -154,6 +156,12 @@ Run::Run(const RunOptions& options, RunSettings run_settings)
     settings[setting.name] = std::move(value);
     if (setting.may_change_on_resume) may_change_.push_back(setting.name);
   }
+  // The product library is chosen by the environment (RG_GEMM), not a flag,
+  // yet it changes the last bits of every step: it is recorded and compared
+  // on resume like a setting. Asking for it here also refuses a bad RG_GEMM
+  // before anything else is done.
+  check(!settings.contains(kGemmSetting), "Run: a setting may not be named {}", kGemmSetting);
+  settings[kGemmSetting] = std::string(gemm_library_name(gemm_library()));
   settings_json_ = settings.dump(2);
   if (group.distributed()) check_same_settings(group, settings);
   if (!writer_) return;  // only rank 0 touches the run directory and prints
@@ -203,7 +211,19 @@ Run::Run(const RunOptions& options, RunSettings run_settings)
   for (const auto& [name, value] : settings.items())
     header += fmt::format("\n{:<{}}  {}", label(name), width, display_setting(value));
   write_line(header, false);
-  if (resuming_) compare_with_resumed_run(saved_config_, options.resume_with_changes);
+  if (resuming_) compare_with_resumed_run(saved_config_, allow_changes_);
+}
+
+void Run::compare_with_checkpoint(const std::string& checkpoint_settings) {
+  if (!writer_) return;
+  json saved = json::parse(saved_config_, nullptr, /*allow_exceptions=*/false);
+  const json trained = json::parse(checkpoint_settings, nullptr, /*allow_exceptions=*/false);
+  if (!trained.is_object()) return;  // not a Run's settings: config.json's comparison stands
+  if (saved.is_object()) saved.erase("changes_on_resume");
+  if (saved == trained) return;
+  note("config.json records other settings than those the checkpoint was trained with (a resume with changes "
+       "that ended before its first checkpoint): this run is compared with the checkpoint's");
+  compare_with_resumed_run(checkpoint_settings, allow_changes_);
 }
 
 void Run::compare_with_resumed_run(const std::string& saved_config, bool allow_changes) {
@@ -218,18 +238,40 @@ void Run::compare_with_resumed_run(const std::string& saved_config, bool allow_c
   }
   const json settings = json::parse(settings_json_);
   json changes = json::object();
-  std::vector<std::string> refused;
+  std::vector<std::string> refused, unknown;
   for (const auto& [name, value] : settings.items()) {
-    if (name == "resume" || name == "resume-with-changes" || name == "resume_with_changes" || !saved.contains(name) || saved[name] == value) continue;
+    if (name == "resume" || name == "resume-with-changes" || name == "resume_with_changes") continue;
+    const bool free = std::find(may_change_.begin(), may_change_.end(), name) != may_change_.end();
+    // A setting the resumed run does not record (its program was older) may
+    // have been anything: unknown, and refused like a change.
+    if (!saved.contains(name)) {
+      changes[name] = json::array({nullptr, value});
+      if (!free) unknown.push_back(fmt::format("{} {}", label(name), display_setting(value)));
+      continue;
+    }
+    if (saved[name] == value) continue;
     changes[name] = json::array({saved[name], value});
-    if (std::find(may_change_.begin(), may_change_.end(), name) == may_change_.end())
+    if (!free)
       refused.push_back(fmt::format("{} {} -> {}", label(name), display_setting(saved[name]), display_setting(value)));
   }
   check(refused.empty() || allow_changes,
         "--resume would train something else than the run in '{}': {}; resume with the run's own settings, or add "
         "--resume-with-changes to continue with these", dir_.string(), fmt::join(refused, ", "));
+  if (unknown.size() > 4) {  // the first few, and how many more
+    const size_t more = unknown.size() - 3;
+    unknown.resize(3);
+    unknown.push_back(fmt::format("and {} more", more));
+  }
+  check(unknown.empty() || allow_changes,
+        "--resume: the run in '{}' does not record {} (it was made by an older version of the program), so what it "
+        "trained with is unknown; add --resume-with-changes to continue with {}", dir_.string(),
+        unknown.size() == 1 ? "this setting" : "these settings", fmt::join(unknown, ", "));
   for (const auto& [name, pair] : changes.items())
-    note(fmt::format("{} changed on resume: {} -> {}", label(name), display_setting(pair[0]), display_setting(pair[1])));
+    note(!saved.contains(name)
+             ? fmt::format("{} on resume: {} (the resumed run does not record it)", label(name),
+                           display_setting(pair[1]))
+             : fmt::format("{} changed on resume: {} -> {}", label(name), display_setting(pair[0]),
+                           display_setting(pair[1])));
   changes_json_ = changes.dump();
 }
 
@@ -305,6 +347,13 @@ void Run::open_files() {
   json history = saved.is_object() && saved.contains("changes_on_resume") && saved["changes_on_resume"].is_array()
                      ? saved["changes_on_resume"]
                      : json::array();
+  // A change recorded at or after this resume's step was made by a resume
+  // that ended before its first checkpoint: it never trained.
+  json trained_history = json::array();
+  for (const json& change : history)
+    if (change.contains("step") && change["step"].is_number_integer() && change["step"].get<int64_t>() < begin_step_)
+      trained_history.push_back(change);
+  history = std::move(trained_history);
   if (!changes_json_.empty() && changes_json_ != "{}")
     history.push_back({{"step", begin_step_}, {"changed", json::parse(changes_json_)}});
   if (!history.empty()) config["changes_on_resume"] = history;

@@ -186,6 +186,11 @@ class Run {
   bool resuming() const { return resuming_; }
   int64_t log_every() const { return log_every_; }  // --log-every: steps between train lines
   const std::string& settings_json() const { return settings_json_; }  // config.json's text
+  // On resume, with the settings the checkpoint was trained with (its
+  // "config"): when config.json records others (a resume with changes that
+  // ended before its first checkpoint), the comparison is made again with
+  // the checkpoint's, which are what was trained.
+  void compare_with_checkpoint(const std::string& checkpoint_settings);
 
   // Called once, right before the training loop, with the step training starts
   // from: 0, or the step of the checkpoint being resumed. Starts the clock.
@@ -229,10 +234,13 @@ class Run {
   // The settings that differ from the resumed run's config.json, noted; an
   // error listing those that change what is trained, unless allowed.
   void compare_with_resumed_run(const std::string& saved_config, bool allow_changes);
-  std::string label(const std::string& name) const { return name_prefix_ + name; }  // "--lr"
+  // "--lr"; the product library as its environment variable, RG_GEMM.
+  std::string label(const std::string& name) const { return name == kGemmSetting ? name : name_prefix_ + name; }
+  static constexpr const char* kGemmSetting = "RG_GEMM";
 
   std::filesystem::path dir_;
   bool resuming_ = false;
+  bool allow_changes_ = false;  // --resume-with-changes
   int64_t log_every_ = 100;
   std::string settings_json_;
   std::string name_prefix_;

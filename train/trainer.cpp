@@ -25,6 +25,8 @@ Trainer::Trainer(Run& run, Module& model, Optimizer& optimizer, TrainingOptions 
       best_score_(std::numeric_limits<double>::lowest()) {  // below every score
   check(options_.steps >= 1, "Trainer: steps is {}; train at least one", options_.steps);
   check(options_.eval_every >= 1, "Trainer: eval_every is {}; it must be at least 1", options_.eval_every);
+  check(options_.batches_per_epoch >= 0, "Trainer: batches_per_epoch is {}; give 0 or more",
+        options_.batches_per_epoch);
   check(options_.accumulate_grad_batches >= 1, "Trainer: accumulate_grad_batches is {}; it must be at least 1",
         options_.accumulate_grad_batches);
   if (options_.precision) set_product_precision(*options_.precision);
@@ -124,6 +126,12 @@ void Trainer::log_train(Run::Fields extra) {
   run_.log_train(step_, mean_loss, extra);
   interval_loss_ = 0.0;
   interval_steps_ = 0;
+  for (auto& [name, sum] : interval_sums_) sum = 0.0;
+}
+
+double Trainer::interval_sum(const std::string& name) const {
+  const auto it = interval_sums_.find(name);
+  return it == interval_sums_.end() ? 0.0 : it->second;
 }
 
 bool Trainer::due_for_validation() {
@@ -178,9 +186,10 @@ bool Trainer::due_for_test() {
 void Trainer::log_test(const Scores& scores) { run_.log_eval("test", step_, scores.loss, scores.fields); }
 
 double Trainer::epoch() const {
+  const double batches = static_cast<double>(step_ * options_.accumulate_grad_batches);
+  if (options_.batches_per_epoch > 0) return batches / options_.batches_per_epoch;
   if (cursor_ == nullptr || cursor_->batches_per_epoch() == 0) return 0.0;
-  return static_cast<double>(step_ * options_.accumulate_grad_batches) /
-         static_cast<double>(cursor_->batches_per_epoch());
+  return batches / static_cast<double>(cursor_->batches_per_epoch());
 }
 
 // Every process must stop at the same step: rank 0's clock decides.
@@ -203,6 +212,9 @@ void Trainer::save(const std::string& path) const {
   progress.best_metric = best_score_;
   progress.train_seconds = run_.train_seconds();
   if (cursor_) progress.cursor = cursor_->state();
+  progress.interval_loss = interval_loss_;
+  progress.interval_steps = interval_steps_;
+  progress.interval_sums = interval_sums_;
   Metadata metadata = progress_metadata(progress);
   metadata["config"] = run_.settings_json();
   save_training_state(path, model_, optimizer_, metadata, generators_);
@@ -213,6 +225,10 @@ void Trainer::resume() {
   check_training_state(file);
   // The progress first: a file of other metadata is named before its tensors are compared.
   const TrainingProgress progress = read_training_progress(file.metadata, checkpoint_path_);
+  check(progress.step <= options_.steps, "checkpoint {} is at step {}, beyond --steps {}: there is nothing left to "
+        "train; give --steps {} or more to continue it", checkpoint_path_, progress.step, options_.steps,
+        progress.step);
+  if (const auto it = file.metadata.find("config"); it != file.metadata.end()) run_.compare_with_checkpoint(it->second);
   load_training_state(file, model_, optimizer_, generators_);
   if (const std::string bad = nonfinite_state(); !bad.empty())
     throw Error(fmt::format("checkpoint {}: {} holds a NaN or an infinity; it cannot be resumed", checkpoint_path_,
@@ -222,6 +238,9 @@ void Trainer::resume() {
   if (cursor_) cursor_->restore(*progress.cursor);
   step_ = progress.step;
   best_score_ = progress.best_metric;
+  interval_loss_ = progress.interval_loss;
+  interval_steps_ = progress.interval_steps;
+  interval_sums_ = progress.interval_sums;
   run_.note(fmt::format("resumed from {} at step {}", checkpoint_path_, step_));
 }
 

@@ -57,6 +57,7 @@
 // due_for_validation() and due_for_test() say no on the others, which wait
 // for rank 0 in the next step's sums. A resumed run may have another N.
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -84,6 +85,10 @@ struct TrainingOptions {
   // first. A schedule sized by `steps` is cut off where the budget ends.
   // 0: no budget.
   double train_minutes = 0.0;
+  // The batches that make an epoch, for a program that draws its batches at
+  // random instead of through a kept cursor (windows of a text): the train
+  // lines' epoch is then steps / batches_per_epoch. 0: the cursor's count.
+  double batches_per_epoch = 0.0;
   double clip = 0.0;          // gradient norm clip (0: none)
   bool clip_per_parameter = false;  // clip each parameter's gradient on its own, not the global norm
   // A step whose loss or gradient is not finite stops the run (naming the
@@ -172,6 +177,12 @@ class Trainer {
   // The train line: the mean loss of the steps since the last one, then
   // `extra` (e.g. the interval's error rate), then the epoch.
   void log_train(Run::Fields extra = {});
+  // A driver's own sum over the steps of the coming train line (CIFAR-10's
+  // wrong answers), read back for `extra` and set to 0 by log_train. Kept in
+  // every checkpoint, like the loss's, so that the first line after a resume
+  // covers the same steps as the uninterrupted run's.
+  void add_to_interval(const std::string& name, double value) { interval_sums_[name] += value; }
+  double interval_sum(const std::string& name) const;
 
   // Is a validation due (step 0 of a fresh run, every eval_every steps, the
   // last step)? Says no on every process but rank 0. From a yes the clock
@@ -189,7 +200,7 @@ class Trainer {
   // Loads best.safetensors' parameters into the model; returns its step.
   int64_t load_best();
 
-  // Fractional epochs at the current step (0 without a kept cursor).
+  // Fractional epochs at the current step (0 without a kept cursor or batches_per_epoch).
   double epoch() const;
   const TrainingOptions& options() const { return options_; }
 
@@ -228,6 +239,7 @@ class Trainer {
   int skipped_in_a_row_ = 0;
   double interval_loss_ = 0.0;
   int64_t interval_steps_ = 0;
+  std::map<std::string, double> interval_sums_;
   std::unique_ptr<ProgressBar> bar_;
   std::optional<Run::ClockPause> pause_;  // while validating or testing
 };

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include <nlohmann/json.hpp>
+
 #include "rmsgrad/core/error.h"
 
 namespace rg {
@@ -46,6 +48,11 @@ Metadata progress_metadata(const TrainingProgress& progress) {
   m["best_metric"] = fmt::format("{:.17g}", progress.best_metric);
   m["train_seconds"] = fmt::format("{:.17g}", progress.train_seconds);
   if (progress.cursor) m["data_cursor"] = progress.cursor->to_string();
+  m["interval_loss"] = fmt::format("{:.17g}", progress.interval_loss);
+  m["interval_steps"] = std::to_string(progress.interval_steps);
+  nlohmann::ordered_json sums = nlohmann::ordered_json::object();
+  for (const auto& [name, sum] : progress.interval_sums) sums[name] = fmt::format("{:.17g}", sum);
+  m["interval_sums"] = sums.dump();
   return m;
 }
 
@@ -60,6 +67,19 @@ TrainingProgress read_training_progress(const Metadata& metadata, const std::str
       progress.cursor = CursorState::from_string(it->second);
     } catch (const Error& e) {
       throw Error(fmt::format("checkpoint {}: metadata 'data_cursor': {}", source, e.what()));
+    }
+  }
+  // Checkpoints written before the interval was kept have none: the first
+  // line after resuming them averages the steps since the checkpoint.
+  if (metadata.count("interval_loss")) {
+    progress.interval_loss = finite_number(metadata, source, "interval_loss");
+    progress.interval_steps = non_negative(metadata, source, "interval_steps");
+    const nlohmann::json sums = nlohmann::json::parse(value_of(metadata, source, "interval_sums"), nullptr, false);
+    check(sums.is_object(), "checkpoint {}: metadata 'interval_sums' is not a JSON object", source);
+    for (const auto& [name, text] : sums.items()) {
+      check(text.is_string(), "checkpoint {}: metadata 'interval_sums': '{}' is not a number's text", source, name);
+      progress.interval_sums[name] = finite_number({{"interval_sums." + name, text.get<std::string>()}}, source,
+                                                   "interval_sums." + name);
     }
   }
   return progress;

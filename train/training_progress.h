@@ -9,6 +9,7 @@
 // state. Reading checks each one and throws rg::Error naming the file and the
 // key, never a bare std::stoll / std::stod exception.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -23,6 +24,12 @@ struct TrainingProgress {
   double best_metric = 0.0;                // the best validation score so far
   double train_seconds = 0.0;              // training time so far
   std::optional<CursorState> cursor = {};  // the data cursor, when the trainer keeps one
+  // The sums behind the next train line: the losses of its steps so far and
+  // their count, and the driver's own sums (Trainer::add_to_interval), so
+  // that a resumed run's first line averages what an uninterrupted one's does.
+  double interval_loss = 0.0;
+  int64_t interval_steps = 0;
+  std::map<std::string, double> interval_sums = {};
 };
 
 Metadata progress_metadata(const TrainingProgress& progress);

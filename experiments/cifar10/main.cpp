@@ -151,7 +151,6 @@ int train(int argc, char** argv) {
   const dist::BatchShare share = dist::batch_share(dist::ProcessGroup::world(), cfg.batch);
   Tensor images = Tensor::empty(Shape{share.rows, 3, cifar::kSide, cifar::kSide});
   std::vector<int32_t> labels(share.rows);
-  int64_t interval_wrong = 0, interval_steps = 0;  // the training error of each logged interval (this share's)
   trainer.start();
   if (trainer.due_for_validation()) trainer.validate(validation());
   while (trainer.running()) {
@@ -168,13 +167,14 @@ int train(int argc, char** argv) {
     adam.set_beta1(trainer.next_step() > total / 2 ? 0.5 : 0.9);
     ScopedBatchShard shard = share.shard();  // input noise and dropout drawn per example
     Var logits = model(constant(images));
-    interval_wrong += count_wrong(logits, labels);
-    interval_steps += 1;
+    // The training error of each logged interval (this share's).
+    trainer.add_to_interval("wrong", static_cast<double>(count_wrong(logits, labels)));
+    trainer.add_to_interval("batches", 1.0);
     trainer.step(share.part_of_mean(cross_entropy(logits, Indices(labels))));
 
     if (trainer.due_for_log()) {
-      trainer.log_train({{"error_pct", 100.0 * interval_wrong / (interval_steps * share.rows)}, {"lr", adam.lr()}});
-      interval_wrong = interval_steps = 0;
+      const double examples = trainer.interval_sum("batches") * static_cast<double>(share.rows);
+      trainer.log_train({{"error_pct", 100.0 * trainer.interval_sum("wrong") / examples}, {"lr", adam.lr()}});
     }
     if (trainer.due_for_validation()) trainer.validate(validation());
   }

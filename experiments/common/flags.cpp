@@ -63,7 +63,8 @@ bool may_change_on_resume(const std::string& flag) {
   static const char* const kFree[] = {
       "resume", "resume-with-changes", "overwrite", "out", "config", "threads", "follow-free-cores", "bucket-mb",
       "collective-deadline",
-      "steps", "epochs", "stop-after", "train-minutes", "skip-nonfinite", "log-every", "eval-every",
+      // --steps and --epochs are not free: the learning-rate schedules span them.
+      "stop-after", "train-minutes", "skip-nonfinite", "log-every", "eval-every",
       // evaluation only: how the validation and test sets are scored
       "beam", "valid-beam", "length-norm", "valid-limit", "decode-batch", "eval-batch", "fold-images",
       "test-src", "test-tgt", "test-data", "translate", "output",

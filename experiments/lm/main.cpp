@@ -117,7 +117,11 @@ int train(int argc, char** argv) {
   const CosineSchedule schedule(cfg.lr, cfg.training.steps, cfg.lr / 10, warmup);
   run.note(fmt::format("{} steps of {} windows of {} characters; lr {}", cfg.training.steps, cfg.batch, cfg.context,
                        schedule.str()));
-  Trainer trainer(run, model, adam, cfg.training);
+  TrainingOptions training = cfg.training;
+  // An epoch: as many windows as the training text has characters to start one at.
+  training.batches_per_epoch = static_cast<double>(static_cast<int64_t>(text.train.size()) - cfg.context) /
+                               static_cast<double>(cfg.batch);
+  Trainer trainer(run, model, adam, training);
   trainer.keep("init", init_gen);
   trainer.keep("data", data_gen);
   trainer.keep("sample", sample_gen);

@@ -82,6 +82,12 @@ TranslationData read_translation_data(const TranslationConfig& cfg, Run& run) {
     return text;
   };
   Subword subword = saved ? Subword(subword_path) : Subword::trained(joint_text(), static_cast<int>(cfg.vocab_size));
+  // The model's embeddings are sized by the saved pieces: another --vocab-size
+  // could only be recorded, never trained, so it is refused even with
+  // --resume-with-changes.
+  check(subword.vocab_size() == cfg.vocab_size, "--vocab-size {} on resume: the run's {} has {} pieces and its model "
+        "was trained on them; a vocabulary cannot change on resume (start a new run for another size)",
+        cfg.vocab_size, subword_path, subword.vocab_size());
   TranslationData d{.corpus = std::move(corpus),
                     .subword = std::move(subword),
                     .subword_is_new = !saved,
@@ -268,6 +274,8 @@ int translate(TranslationConfig cfg, TranslationModelDriver& model_driver) {
   restore_translation_settings(saved, cfg);
   model_driver.restore(saved);
   const Subword subword = saved_subwords(cfg);
+  // --precision chooses the products' inputs for translating as for training.
+  if (cfg.training.precision) set_product_precision(*cfg.training.precision);
   Generator init_gen(0), noise_gen(1);
   std::unique_ptr<Seq2Seq> model = model_driver.make_model(cfg, subword.vocab_size(), init_gen, noise_gen);
   translate_file(*model, subword, cfg);
