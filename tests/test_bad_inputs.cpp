@@ -142,6 +142,31 @@ TEST_CASE("a second run into a run directory in use is refused, naming the first
                 output);
 }
 
+TEST_CASE("--overwrite refuses a run folder with a live run below it; the folders below stay when it moves the run") {
+  test::TempDir dir("overwrite_live_below");
+  const fs::path out = dir.path / "runs";
+  const std::string cifar = kCifar + " --width 0.1 --train-size 40 --batch 20 --valid-size 20 --zca off --steps 1 "
+                                     "--overwrite --out " + out.string();
+  std::string output;
+  REQUIRE_MESSAGE(test::run_program(cifar, "", dir.path, output) == 0, output);  // an earlier run in runs/
+  const auto before = test::snapshot(out);
+  std::streambuf* stdout_buffer = std::cout.rdbuf(nullptr);
+  {
+    Run live({.out = (out / "a").string()});  // trains in runs/a, holding runs/a/.lock
+    CHECK(test::run_program(cifar, "", dir.path, output) == 1);
+    CHECK_MESSAGE(output.find(fmt::format("error: --overwrite: a run (pid {}) is training in '{}'", ::getpid(),
+                                          (out / "a").string())) != std::string::npos,
+                  output);
+  }
+  std::cout.rdbuf(stdout_buffer);
+  for (const auto& [name, bytes] : before)  // .lock holds the pid of the last process that took it
+    if (name != ".lock") CHECK_MESSAGE(test::slurp(out / name) == bytes, name);
+  // Once it has ended, the earlier run in runs/ moves aside and runs/a/ stays where it is.
+  const std::string a_config = test::slurp(out / "a" / "config.json");
+  REQUIRE_MESSAGE(test::run_program(cifar, "", dir.path, output) == 0, output);
+  CHECK(test::slurp(out / "a" / "config.json") == a_config);
+}
+
 TEST_CASE("the bad-input catalog: every entry fails clearly and leaves the run folder alone") {
   const std::string cifar_run = kCifar + " --width 0.1 --train-size 40 --batch 20 --valid-size 20 --zca off";
   // The earlier run's config.json is a stub that records none of cifar10's
@@ -261,6 +286,12 @@ TEST_CASE("the bad-input catalog: every entry fails clearly and leaves the run f
        "unknown setting"},
       {"cifar_config_bad_value", kCifar, "--out {out} --config {in}/c.toml", {{"c.toml", "width = \"wide\"\n"}},
        "wide"},
+      {"overwrite_data_inside_out", kCifar, "--out {out} --data {out}/data", {{"out/data/data_batch_1.bin", records(30)}},
+       "/out/data' is inside --out"},
+      {"overwrite_config_inside_out", kCifar, "--out {out} --config {out}/c.toml", {{"out/c.toml", "batch = 20\n"}},
+       "/out/c.toml' is inside --out"},
+      {"resume_data_is_a_run_file", cifar_run, "--resume --out {out} --data {out}/train.log", {},
+       "/out/train.log' is the run file 'train.log' of --out"},
       {"cifar_out_is_a_file", kCifar, "--out {in}/afile/run", {{"afile", "a file, not a folder\n"}}, "run directory"},
       // ---- cifar10: checkpoints on --resume ----
       {"checkpoint_missing", cifar_resume, "", {}, "cannot open the file: No such file or directory"},

@@ -1,6 +1,7 @@
-// The run directory (train/run.h): config.json, metrics.jsonl
-// and train.log, resume and its recorded changes, --overwrite, links never
-// written through, clear errors for an unusable --out; and the progress bar.
+// The run directory (train/run.h): config.json, metrics.jsonl and train.log,
+// resume and its recorded changes, --overwrite (the rest of it in
+// test_replaced_run.cpp), links never written through, clear errors for an
+// unusable --out; and the progress bar.
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -212,7 +213,7 @@ TEST_CASE("run: a resume that changes settings records each change with its step
         json::parse(R"([{"step": 20, "changed": {"threads": [1, 2]}}, {"step": 40, "changed": {"lr": [0.1, 0.05]}}])"));
 }
 
-TEST_CASE("run: --overwrite moves the earlier run aside when training begins; links are moved, not followed") {
+TEST_CASE("run: --overwrite moves the earlier run's files aside when training begins; links are moved, not followed") {
   fs::path root = temp_dir("run_overwrite"), dir = root / "run";
   fs::create_directories(dir);
   std::ofstream(root / "elsewhere.txt") << "a file outside the run\n";
@@ -229,7 +230,7 @@ TEST_CASE("run: --overwrite moves the earlier run aside when training begins; li
   REQUIRE(flags.parse({"--out", dir.string(), "--overwrite"}) == -1);
   capturing_stdout([&] {
     Run run(flags.run, run_settings(flags.app));
-    CHECK(read_text(dir / "notes.txt") == "my notes\n");  // nothing moves before training begins
+    CHECK(fs::exists(dir / "config.json"));  // nothing moves before training begins
     run.begin_training(0);
     run.log_train(1, 0.5);
   });
@@ -238,11 +239,14 @@ TEST_CASE("run: --overwrite moves the earlier run aside when training begins; li
   for (const auto& entry : fs::directory_iterator(dir))
     if (entry.path().filename().string().rfind("replaced-", 0) == 0) aside.push_back(entry.path());
   REQUIRE(aside.size() == 1);
-  CHECK(read_text(aside[0] / "notes.txt") == "my notes\n");
+  CHECK(read_text(dir / "notes.txt") == "my notes\n");  // not a run's file: it stays
+  CHECK(!fs::exists(aside[0] / "notes.txt"));
   CHECK(read_text(aside[0] / "config.json") == "{\"seed\": 0}\n");
   CHECK(fs::is_symlink(aside[0] / "metrics.jsonl"));
   CHECK(!fs::is_symlink(dir / "metrics.jsonl"));
   CHECK(read_text(dir / "metrics.jsonl").find("\"step\":1") != std::string::npos);
+  CHECK(read_text(dir / "train.log").find("moved the earlier run's config.json, metrics.jsonl into") !=
+        std::string::npos);
 }
 
 TEST_CASE("run: a resumed run never writes through a link in its directory") {

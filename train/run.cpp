@@ -15,7 +15,6 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include <ctime>
 #include <iterator>
 #include <nlohmann/json.hpp>
 
@@ -25,6 +24,7 @@
 #include "rmsgrad/core/parallel.h"
 #include "rmsgrad/dist/process_group.h"
 #include "rmsgrad/train/progress.h"
+#include "rmsgrad/train/replaced_run.h"
 
 namespace rg {
 
@@ -81,10 +81,6 @@ namespace {
 std::string display_setting(const json& value) {
   return value.is_string() ? value.get<std::string>() : value.is_null() ? "-" : value.dump();
 }
-
-// The files that make a run directory hold a run.
-const char* const kRunFiles[] = {"config.json", "metrics.jsonl", "train.log", "checkpoint.safetensors",
-                                 "best.safetensors"};
 
 // Every process of a job must train the same thing: the first setting in
 // which a rank differs from rank 0 is an error on every rank.
@@ -182,16 +178,19 @@ Run::Run(const RunOptions& options, RunSettings run_settings)
   lock_directory();
 
   // A fresh run never mixes its files with an earlier run's: refused, or
-  // (--overwrite) the earlier run is moved aside when training begins.
-  std::vector<std::string> earlier;
-  for (const char* name : kRunFiles)
-    if (fs::exists(fs::symlink_status(dir_ / name))) earlier.push_back(name);
-  if (!resuming_ && !earlier.empty()) {
-    check(options.overwrite, "--out '{}' holds a run ({}): --resume continues it, --overwrite moves its files "
-          "into {}/replaced-<time>/ and starts afresh, or choose another --out", dir_.string(),
-          fmt::join(earlier, ", "), dir_.string());
-    replacing_ = true;
+  // (--overwrite) the earlier run's files are moved aside when training
+  // begins (replaced_run.h). An --overwrite killed mid-move is undone first.
+  const std::vector<std::string> put_back = undo_interrupted_move(dir_);
+  if (!resuming_) {
+    std::vector<std::string> names;
+    for (const auto& [name, value] : settings.items()) names.push_back(name);
+    replaced_files_ = earlier_run_files(dir_, options.files, names);
+    check(replaced_files_.empty() || options.overwrite, "--out '{}' holds a run ({}): --resume continues it, "
+          "--overwrite moves its files into {}/replaced-<time>/ and starts afresh, or choose another --out",
+          dir_.string(), fmt::join(replaced_files_, ", "), dir_.string());
+    if (!replaced_files_.empty()) refuse_live_runs_below(dir_);
   }
+  refuse_inputs_inside(dir_, options.inputs, options.files, options.overwrite);
   if (resuming_ && fs::is_regular_file(path("config.json"))) {
     std::ifstream in(path("config.json"));
     saved_config_ = std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -211,6 +210,9 @@ Run::Run(const RunOptions& options, RunSettings run_settings)
   for (const auto& [name, value] : settings.items())
     header += fmt::format("\n{:<{}}  {}", label(name), width, display_setting(value));
   write_line(header, false);
+  if (!put_back.empty())
+    note(fmt::format("an --overwrite was killed while moving the earlier run aside; put back {}",
+                     fmt::join(put_back, ", ")));
   if (resuming_) compare_with_resumed_run(saved_config_, allow_changes_);
 }
 
@@ -297,23 +299,9 @@ void Run::lock_directory() {
 }
 
 void Run::move_earlier_run_aside() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &utc);
-  fs::path aside = dir_ / fmt::format("replaced-{}", stamp);
-  for (int n = 2; fs::exists(fs::symlink_status(aside)); ++n) aside = dir_ / fmt::format("replaced-{}-{}", stamp, n);
-  std::error_code ec;
-  fs::create_directory(aside, ec);
-  check(!ec, "--overwrite: cannot create '{}': {}", aside.string(), ec.message());
-  for (const fs::directory_entry& entry : fs::directory_iterator(dir_)) {
-    const std::string name = entry.path().filename().string();
-    if (name == ".lock" || name.rfind("replaced-", 0) == 0) continue;
-    fs::rename(entry.path(), aside / name, ec);
-    check(!ec, "--overwrite: cannot move '{}' into '{}': {}", entry.path().string(), aside.string(), ec.message());
-  }
-  note(fmt::format("--overwrite: the earlier run's files are in {}", aside.string()));
+  const fs::path aside = move_run_aside(dir_, replaced_files_);
+  note(fmt::format("--overwrite: moved the earlier run's {} into {}; the folder's other files stay",
+                   fmt::join(replaced_files_, ", "), aside.string()));
 }
 
 Run::~Run() {
@@ -337,7 +325,7 @@ Run::LockFile::~LockFile() {
 }
 
 void Run::open_files() {
-  if (replacing_) move_earlier_run_aside();
+  if (!replaced_files_.empty()) move_earlier_run_aside();
   for (const char* name : kRunFiles)
     check(!fs::is_symlink(dir_ / name), "'{}' is a symbolic link; the run writes only files of its own directory, "
           "never through a link", path(name));

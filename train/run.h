@@ -27,7 +27,8 @@
 //                  carried on across resumes.
 //   train.log      the same events (and notes) as fixed-width text, also echoed to stdout.
 //
-// Nothing in --out changes until training begins: the constructor only
+// Nothing in --out changes until training begins (but for undoing an
+// --overwrite that was killed mid-move, below): the constructor only
 // checks that files can be written there, takes the lock (below), and keeps
 // its header lines (and any note before begin_training) in memory. begin_training writes config.json,
 // opens train.log with the lines so far, and starts metrics.jsonl. A driver
@@ -38,13 +39,17 @@
 // One run at a time: a Run holds a lock on <out>/.lock (with its pid in it)
 // for its life; a second run into the same --out is refused, naming the pid.
 //
-// A fresh run into an --out that holds a run (config.json, metrics.jsonl,
-// train.log or a checkpoint) is refused: --resume continues that run, and
-// --overwrite starts afresh after moving every file of the earlier run into
-// <out>/replaced-<UTC time>/ (at begin_training, so nothing is moved when the
-// start fails). Files are written whole through a temporary file and a
-// rename, or appended to; a symbolic link in the run directory is never
-// written through.
+// A fresh run into an --out that holds a run (metrics.jsonl, train.log, a
+// checkpoint, or a config.json a run wrote) is refused: --resume continues
+// that run, and --overwrite starts afresh after moving the earlier run's
+// files, and only those, into <out>/replaced-<UTC time>/ (at begin_training,
+// so nothing is moved when the start fails; all or nothing, and a move cut
+// short by a kill is undone by the next start). With --overwrite, a live run
+// anywhere below --out and an input (RunOptions::inputs) inside it are
+// refused; a config.json that is not a run's is never written over.
+// replaced_run.h has the rules. Files are written whole through a temporary
+// file and a rename, or appended to; a symbolic link in the run directory is
+// never written through.
 //
 // Resuming (--resume): the settings are compared with the run's config.json.
 // Any difference in a setting that changes what is trained (the model, the
@@ -86,6 +91,12 @@
 
 namespace rg {
 
+// A file or folder a run reads, by the flag that names it: {"--data", "data/cifar10"}.
+struct RunInput {
+  std::string flag;
+  std::string path;
+};
+
 // The settings every run has.
 struct RunOptions {
   uint64_t seed = 0;               // recorded with the run; the program seeds its generators with it
@@ -105,6 +116,12 @@ struct RunOptions {
   // in force from the Run's first collective, the start. 0: for ever. Unset:
   // the group's deadline as it is (kDefaultDeadlineSeconds).
   std::optional<double> collective_deadline_minutes = {};
+  // What the run reads: none may be one of the run's files, and with
+  // `overwrite` none may lie inside `out`.
+  std::vector<RunInput> inputs = {};
+  // Files the program writes into `out` besides Run's and the Trainer's
+  // ("sample.txt"): a run's files too, moved aside with them by `overwrite`.
+  std::vector<std::string> files = {};
 };
 
 // One setting of a run, as config.json keeps it.
@@ -257,7 +274,7 @@ class Run {
   int64_t last_train_step_ = 0;
   double last_train_seconds_ = 0;
   int uncaught_at_creation_ = 0;
-  bool replacing_ = false;                 // a fresh run over an earlier run (--overwrite)
+  std::vector<std::string> replaced_files_;  // the earlier run's files, moved aside by --overwrite
   struct LockFile {                        // <out>/.lock, held while the run lives (also when
     int fd = -1;                           // its constructor throws: members are destroyed then)
     ~LockFile();

@@ -80,6 +80,7 @@ int train(int argc, char** argv) {
   if (auto exit_code = parse_flags(app, argc, argv)) return *exit_code;
   check_reader_flags(cfg);
 
+  cfg.run.inputs = run_inputs(app, {"--data", "--valid-data", "--test-data"});
   Run run(cfg.run, run_settings(app));
   const ReaderQuestions questions = read_reader_questions(cfg, cfg.run.seed);
   const Split& split = questions.split;

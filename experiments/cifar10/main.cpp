@@ -103,6 +103,7 @@ int train(int argc, char** argv) {
   add_cifar_flags(app, cfg);
   if (auto exit_code = parse_flags(app, argc, argv)) return *exit_code;
 
+  cfg.run.inputs = run_inputs(app, {"--data"});
   Run run(cfg.run, run_settings(app));
   cifar::Splits splits = cifar::load_splits(cfg.data, cfg.valid_size,
                                             cfg.train_size > 0 ? cfg.train_size : 10000, cfg.run.seed);

@@ -145,6 +145,18 @@ json flag_settings(const CLI::App& app) {
   return settings;
 }
 
+std::vector<RunInput> run_inputs(const CLI::App& app, const std::vector<std::string>& flags) {
+  std::vector<RunInput> inputs;
+  std::vector<std::string> names = flags;
+  names.push_back("--config");
+  for (const std::string& flag : names) {
+    const json value = option_value(*app.get_option(flag));  // throws for a flag the app lacks: a driver's bug
+    for (const json& path : value.is_array() ? value : json::array({value}))
+      if (path.is_string() && !path.get<std::string>().empty()) inputs.push_back({flag, path.get<std::string>()});
+  }
+  return inputs;
+}
+
 void add_trainer_flags(CLI::App& app, TrainingOptions& options) {
   app.add_option("--stop-after", options.stop_after, "stop after this step as if interrupted (for testing --resume)")
       ->check(non_negative);

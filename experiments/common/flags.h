@@ -11,6 +11,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "rmsgrad/train/run.h"
 #include "rmsgrad/train/trainer.h"
@@ -59,5 +60,9 @@ nlohmann::ordered_json flag_settings(const CLI::App& app);
 // description as the title, may_change_on_resume marked.
 //   rg::Run run(cfg.run, rg::run_settings(app));
 RunSettings run_settings(const CLI::App& app);
+// What a run reads, for RunOptions::inputs: every path given to `flags`
+// and to --config, each by its flag (with --overwrite, none may lie inside --out).
+//   cfg.run.inputs = rg::run_inputs(app, {"--data"});
+std::vector<RunInput> run_inputs(const CLI::App& app, const std::vector<std::string>& flags);
 
 }  // namespace rg

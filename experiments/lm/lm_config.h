@@ -16,7 +16,7 @@ namespace rg::lm {
 
 struct LmConfig {
   static constexpr LanguageModelRecipe kRecipe{};
-  RunOptions run{.out = "runs/lm"};
+  RunOptions run{.out = "runs/lm", .files = {"sample.txt"}};  // the sample drawn after training
   std::string data;  // the folder of cbt_valid.txt and cbt_test.txt; empty: synthetic sentences
   std::string valid_book = "Andrew_Lang___The_Grey_Fairy_Book";
   int64_t synthetic_chars = 200000;

@@ -89,6 +89,7 @@ int train(int argc, char** argv) {
   add_lm_flags(app, cfg);
   if (auto exit_code = parse_flags(app, argc, argv)) return *exit_code;
 
+  cfg.run.inputs = run_inputs(app, {"--data"});
   Run run(cfg.run, run_settings(app));
   const lm::CharText text = cfg.data.empty() ? lm::synthetic_text(cfg.synthetic_chars, cfg.run.seed)
                                              : lm::read_cbt_books(cfg.data, cfg.valid_book);

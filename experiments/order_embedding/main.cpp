@@ -97,6 +97,7 @@ int train(int argc, char** argv) {
         "--features and --captions go together (both empty: the "
         "synthetic task)");
 
+  cfg.run.inputs = run_inputs(app, {"--features", "--captions"});
   Run run(cfg.run, run_settings(app));
   CaptionCorpus corpus = cfg.features.empty()
                              ? synthetic_corpus(cfg.synthetic_images, cfg.synthetic_dim, 5, cfg.run.seed + 100)

@@ -19,7 +19,9 @@
 namespace rg {
 
 struct TranslationConfig {
-  RunOptions run{.out = "runs/translation"};  // --seed --threads --out --config --resume --log-every
+  // --seed --threads --out --config --resume --log-every; the driver's own files in --out: the
+  // subword model and the folder of translations
+  RunOptions run{.out = "runs/translation", .files = {"subword.model", "hypotheses"}};
   std::string train_src, train_tgt, valid_src, valid_tgt, test_src, test_tgt;
   std::string translate, output;
   int64_t vocab_size = 0, max_length = 80;  // vocab_size: the recipe's

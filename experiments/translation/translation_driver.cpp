@@ -295,6 +295,8 @@ int translation_main(int argc, char** argv, const TranslationDriverText& text, T
   apply_synthetic_defaults(app, cfg, text.synthetic_defaults);
   model_driver.check();
 
+  cfg.run.inputs =
+      run_inputs(app, {"--train-src", "--train-tgt", "--valid-src", "--valid-tgt", "--test-src", "--test-tgt"});
   Run run(cfg.run, run_settings(app));
   TranslationData data = read_translation_data(cfg, run);
   Generator init_gen(cfg.run.seed), noise_gen(cfg.run.seed + 1);
