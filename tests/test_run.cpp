@@ -3,8 +3,10 @@
 // written through, clear errors for an unusable --out; and the progress bar.
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <climits>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -266,6 +268,30 @@ TEST_CASE("run: a resumed run never writes through a link in its directory") {
                        }),
                        doctest::Contains("train.log' is a symbolic link"), Error);
   CHECK(read_text(root / "precious.txt") == "not a log\n");
+}
+
+TEST_CASE("errors: a std::filesystem error is said in our words, with the path and the cause") {
+  const std::error_code too_long = std::make_error_code(std::errc::filename_too_long);
+  CHECK(error_message(fs::filesystem_error("cannot create directories", fs::path("/a/b"),
+                                           std::make_error_code(std::errc::not_a_directory))) ==
+        "cannot create the folder '/a/b': Not a directory");
+  CHECK(error_message(fs::filesystem_error("status", fs::path("/a/b"), too_long)) ==
+        fmt::format("cannot look at '/a/b': File name too long (the limits are {} bytes for a path and {} for one "
+                    "name in it)", PATH_MAX - 1, NAME_MAX));
+  CHECK(error_message(fs::filesystem_error("cannot rename", fs::path("/a"), fs::path("/b"),
+                                           std::make_error_code(std::errc::permission_denied))) ==
+        "cannot move '/a' to '/b': Permission denied");
+  CHECK(error_message(fs::filesystem_error("directory iterator cannot open directory", fs::path("/a"),
+                                           std::make_error_code(std::errc::permission_denied))) ==
+        "cannot list the folder '/a': Permission denied");
+  CHECK(error_message(Error("ours")) == "ours");
+  // report_errors prints it as one line: never "filesystem error: ...".
+  std::ostringstream err;
+  std::streambuf* old = std::cerr.rdbuf(err.rdbuf());
+  const int code = report_errors([] { (void)fs::directory_iterator("/nowhere/at/all"); });
+  std::cerr.rdbuf(old);
+  CHECK(code == 1);
+  CHECK(err.str() == "error: cannot list the folder '/nowhere/at/all': No such file or directory\n");
 }
 
 TEST_CASE("run: an --out that cannot be created is one clear error naming the path") {

@@ -55,7 +55,7 @@ int run_main(int argc, char** argv, int (*train)(int argc, char** argv)) {
     return train(argc, argv);
   } catch (const std::exception& e) {
     const bool memory = dynamic_cast<const std::bad_alloc*>(&e) != nullptr;
-    print_error(fmt::format("{}: {}", group.describe(group.rank()), memory ? kOutOfMemory : e.what()).c_str());
+    print_error(fmt::format("{}: {}", group.describe(group.rank()), memory ? kOutOfMemory : error_message(e)).c_str());
     group.abort(1);
   }
 }
@@ -119,8 +119,11 @@ Run::Run(const RunOptions& options, RunSettings run_settings)
       check(where != system && where.string().rfind(std::string(system) + "/", 0) != 0,
             "--out '{}' is in {}, a folder of the system's; name a run directory of your own", options.out, system);
   }
-  check(!options.resume || fs::is_directory(options.out),
-        "--resume: there is no run in '{}' (no such directory) to continue", options.out);
+  {
+    std::error_code ec;
+    check(!options.resume || fs::is_directory(options.out, ec),
+          "--resume: there is no run in '{}' ({}) to continue", options.out, ec ? ec.message() : "no such directory");
+  }
   const dist::ProcessGroup& group = dist::ProcessGroup::world();
   writer_ = group.writer();
   if (options.threads > 0)
@@ -142,7 +145,8 @@ Run::Run(const RunOptions& options, RunSettings run_settings)
   std::error_code ec;
   fs::create_directories(dir_, ec);
   check(!ec, "cannot create the run directory '{}': {}", dir_.string(), ec.message());
-  check(fs::is_directory(dir_), "cannot use '{}' as the run directory: it exists and is not a directory", dir_.string());
+  check(fs::is_directory(dir_, ec), "cannot use '{}' as the run directory: it exists and is not a directory",
+        dir_.string());
 
   // Nothing in the directory is changed yet (see run.h): only check that
   // files can be created in it.
@@ -165,7 +169,7 @@ Run::Run(const RunOptions& options, RunSettings run_settings)
           fmt::join(earlier, ", "), dir_.string());
     replacing_ = true;
   }
-  if (resuming_ && fs::is_regular_file(path("config.json"))) {
+  if (resuming_ && fs::is_regular_file(path("config.json"), ec)) {
     std::ifstream in(path("config.json"));
     saved_config_ = std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }

@@ -68,6 +68,7 @@
 // is an error on all of them); --threads 0 splits the machine's cores among
 // the processes on it; and run_main turns an error on any rank into
 // "error: rank r of N: <message>" and the end of the whole job.
+#include "rmsgrad/core/error.h"
 #include "rmsgrad/core/tensor.h"
 
 #include <chrono>
@@ -137,7 +138,7 @@ int report_errors(Body&& body) {
   } catch (const std::bad_alloc&) {
     return print_error(kOutOfMemory);
   } catch (const std::exception& e) {
-    return print_error(e.what());
+    return print_error(error_message(e).c_str());  // a std::filesystem error in our words (core/error.h)
   }
 }
 
