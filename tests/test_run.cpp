@@ -270,6 +270,44 @@ TEST_CASE("run: a resumed run never writes through a link in its directory") {
   CHECK(read_text(root / "precious.txt") == "not a log\n");
 }
 
+TEST_CASE("run: a FIFO among the run's files is refused before it is opened, which would wait for ever") {
+  fs::path dir = temp_dir("run_fifo") / "run";
+  {
+    DriverFlags flags;
+    REQUIRE(flags.parse({"--out", dir.string()}) == -1);
+    capturing_stdout([&] { Run run(flags.run, run_settings(flags.app)); });
+  }
+  fs::remove(dir / "train.log");
+  REQUIRE(::mkfifo((dir / "train.log").c_str(), 0644) == 0);
+  DriverFlags flags;
+  REQUIRE(flags.parse({"--out", dir.string(), "--resume"}) == -1);
+  CHECK_THROWS_WITH_AS(capturing_stdout([&] {
+                         Run run(flags.run, run_settings(flags.app));
+                         run.begin_training(0);
+                       }),
+                       doctest::Contains("train.log' is not a regular file (a FIFO, a device or a folder)"), Error);
+}
+
+TEST_CASE("run: a link at <out>/.lock and an --out too long for the system are said as such") {
+  fs::path root = temp_dir("run_lock_link"), dir = root / "run";
+  fs::create_directories(dir);
+  std::ofstream(root / "precious.txt") << "mine\n";
+  fs::create_symlink(root / "precious.txt", dir / ".lock");
+  RunOptions options{.out = dir.string()};
+  CHECK_THROWS_WITH_AS(capturing_stdout([&] { Run run(options); }),
+                       doctest::Contains(".lock' is a symbolic link; the run does not write through links"), Error);
+  CHECK(read_text(root / "precious.txt") == "mine\n");
+
+  options.out = (root / std::string(NAME_MAX + 1, 'n')).string();  // not "the filesystem's root"
+  const std::string name_limit =
+      fmt::format("has {} bytes, and this system allows {} for one name (NAME_MAX)", NAME_MAX + 1, NAME_MAX);
+  CHECK_THROWS_WITH_AS(capturing_stdout([&] { Run run(options); }), doctest::Contains(name_limit.c_str()), Error);
+  options.out.clear();
+  for (int i = 0; i < PATH_MAX / 8 + 1; ++i) options.out += "/abcdefg";
+  const std::string path_limit = fmt::format("and this system allows {} for a path (PATH_MAX)", PATH_MAX - 1);
+  CHECK_THROWS_WITH_AS(capturing_stdout([&] { Run run(options); }), doctest::Contains(path_limit.c_str()), Error);
+}
+
 TEST_CASE("errors: a std::filesystem error is said in our words, with the path and the cause") {
   const std::error_code too_long = std::make_error_code(std::errc::filename_too_long);
   CHECK(error_message(fs::filesystem_error("cannot create directories", fs::path("/a/b"),

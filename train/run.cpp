@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <csignal>
 #include <cmath>
 #include <cstring>
@@ -13,6 +14,7 @@
 #include <memory>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <ctime>
@@ -110,13 +112,29 @@ Run::Run(const RunOptions& options, RunSettings run_settings)
   check(!(options.resume && options.overwrite), "--resume continues the run in --out and --overwrite moves it aside; "
         "give one of them");
   check(!options.resume_with_changes || options.resume, "--resume-with-changes goes with --resume");
-  // A run directory of its own: never the root or a folder of the system's.
+  // A run directory of its own: never the root or a folder of the system's;
+  // and a path the system can open (a longer one fails every call on it).
   {
-    std::error_code ignored;
-    const fs::path where = fs::weakly_canonical(fs::absolute(options.out), ignored);
-    check(where != where.root_path(), "--out '{}' is the filesystem's root; name a run directory", options.out);
+    auto shown = [](const std::string& text) {  // a long path: its first 100 bytes, whole characters
+      size_t end = std::min<size_t>(text.size(), 100);
+      while (end > 0 && end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+      return end == text.size() ? text : text.substr(0, end) + "…";
+    };
+    for (const fs::path& part : fs::path(options.out))
+      check(part.native().size() <= NAME_MAX, "--out '{}' is too long: its name '{}' has {} bytes, and this system "
+            "allows {} for one name (NAME_MAX)", shown(options.out), shown(part.string()), part.native().size(),
+            NAME_MAX);
+    std::error_code ec;
+    const fs::path absolute = fs::absolute(options.out, ec);
+    check(!ec, "cannot resolve --out '{}': {}", shown(options.out), ec.message());
+    check(absolute.native().size() < PATH_MAX, "--out '{}' is too long: {} bytes as an absolute path, and this "
+          "system allows {} for a path (PATH_MAX)", shown(options.out), absolute.native().size(), PATH_MAX - 1);
+    // A path that cannot be resolved (a loop of links, a folder without
+    // permission) is left to creating the directory, which names the cause.
+    const fs::path where = fs::weakly_canonical(absolute, ec);
+    check(ec || where != where.root_path(), "--out '{}' is the filesystem's root; name a run directory", options.out);
     for (const char* system : {"/dev", "/proc", "/sys", "/boot", "/etc"})
-      check(where != system && where.string().rfind(std::string(system) + "/", 0) != 0,
+      check(ec || (where != system && where.string().rfind(std::string(system) + "/", 0) != 0),
             "--out '{}' is in {}, a folder of the system's; name a run directory of your own", options.out, system);
   }
   {
@@ -221,7 +239,13 @@ void Run::compare_with_resumed_run(const std::string& saved_config, bool allow_c
 void Run::lock_directory() {
   const std::string file = path(".lock");
   lock_.fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+  // O_NOFOLLOW fails with ELOOP ("too many levels of symbolic links") at a link.
+  check(lock_.fd >= 0 || errno != ELOOP, "'{}' is a symbolic link; the run does not write through links: remove it "
+        "(the run makes its own lock file)", file);
   check(lock_.fd >= 0, "cannot create the lock file '{}': {}", file, std::strerror(errno));
+  struct stat st {};
+  check(::fstat(lock_.fd, &st) == 0 && S_ISREG(st.st_mode), "'{}' is not a regular file; remove it (the run makes "
+        "its own lock file)", file);
   if (::flock(lock_.fd, LOCK_EX | LOCK_NB) != 0) {
     const int error = errno;
     char pid[32] = {};
@@ -267,11 +291,13 @@ Run::~Run() {
       // Stopped before training began: by an error (a bad input, a bad
       // checkpoint), leave the directory as it was; otherwise save the logs.
       if (!by_error) open_files();
-    } else if (by_error) {
+    } else if (by_error && log_.good()) {
       write_line("stopped by an error (the message follows on stderr)");
     }
   } catch (const std::exception& e) {
-    print_error(e.what());
+    // When an error stopped the run, that error is the message: this line
+    // failing as well (a full disk) must not print it a second time.
+    if (!by_error) print_error(error_message(e).c_str());
   }
 }
 
@@ -281,9 +307,15 @@ Run::LockFile::~LockFile() {
 
 void Run::open_files() {
   if (replacing_) move_earlier_run_aside();
-  for (const char* name : kRunFiles)
-    check(!fs::is_symlink(dir_ / name), "'{}' is a symbolic link; the run writes only files of its own directory, "
+  for (const char* name : kRunFiles) {
+    std::error_code ec;
+    const fs::file_type type = fs::symlink_status(dir_ / name, ec).type();
+    check(type != fs::file_type::symlink, "'{}' is a symbolic link; the run writes only files of its own directory, "
           "never through a link", path(name));
+    // Opening a FIFO waits for a reader for ever.
+    check(type == fs::file_type::regular || type == fs::file_type::not_found, "'{}' is not a regular file (a FIFO, "
+          "a device or a folder); move it away: the run reads and writes only regular files", path(name));
+  }
   json config = json::parse(settings_json_);
   // Every resume that changed a setting, with the step it took effect at.
   const json saved = resuming_ ? json::parse(saved_config_, nullptr, false) : json();
