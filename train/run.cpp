@@ -106,7 +106,7 @@ Run::Run(const RunOptions& options) : Run(options, settings_of(options)) {}
 
 Run::Run(const RunOptions& options, RunSettings run_settings)
     : dir_(options.out), resuming_(options.resume), log_every_(options.log_every),
-      name_prefix_(std::move(run_settings.name_prefix)), created_(Clock::now()),
+      name_prefix_(std::move(run_settings.name_prefix)), program_(run_settings.program), created_(Clock::now()),
       uncaught_at_creation_(std::uncaught_exceptions()) {
   check(!options.out.empty(), "--out is empty; name a run directory");
   check(!(options.resume && options.overwrite), "--resume continues the run in --out and --overwrite moves it aside; "

@@ -114,6 +114,9 @@ struct RunSettings {
   std::string title = {};             // the header's first line ("CIFAR-10, ConvPool-CNN-C"); "" for none
   std::vector<Setting> settings = {};
   std::string name_prefix = "";       // how the header and the messages write a name: "--" for flags
+  // The program, named in its checkpoints so that --resume refuses another
+  // program's (the drivers: their binary's name, "cifar10"); "" for none.
+  std::string program = {};
 };
 // The RunOptions as settings: what a Run made in code records and prints,
 // named as their fields (".out", ".log_every").
@@ -181,6 +184,7 @@ class Run {
   bool resuming() const { return resuming_; }
   int64_t log_every() const { return log_every_; }  // --log-every: steps between train lines
   const std::string& settings_json() const { return settings_json_; }  // config.json's text
+  const std::string& program() const { return program_; }  // RunSettings::program
 
   // Called once, right before the training loop, with the step training starts
   // from: 0, or the step of the checkpoint being resumed. Starts the clock.
@@ -231,6 +235,7 @@ class Run {
   int64_t log_every_ = 100;
   std::string settings_json_;
   std::string name_prefix_;
+  std::string program_;
   std::vector<std::string> may_change_;    // the settings that may change on resume
   std::ofstream log_;
   std::ofstream metrics_;
