@@ -1,10 +1,12 @@
 #include "rmsgrad/core/checkpoint.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <type_traits>
@@ -14,7 +16,6 @@
 
 namespace rg {
 
-namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 const Tensor* Checkpoint::find(const std::string& name) const {
@@ -51,6 +52,51 @@ std::vector<T> whole_numbers(const json& array, const std::string& path, const s
   return out;
 }
 
+// A checkpoint's file, open for reading. Only a regular file is read: a
+// FIFO would make open() wait for a writer for ever, so the file is opened
+// with O_NONBLOCK (which returns at once) and refused after fstat says what
+// it is; a device or a folder is no checkpoint either.
+struct ReadOnlyFile {
+  int fd = -1;
+  uint64_t size = 0;
+
+  explicit ReadOnlyFile(const std::string& path) {
+    fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    check(fd >= 0, "checkpoint {}: cannot open the file: {}", path, std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+      const int error = errno;
+      ::close(fd);
+      throw Error(fmt::format("checkpoint {}: cannot read the file: {}", path, std::strerror(error)));
+    }
+    if (!S_ISREG(st.st_mode)) {
+      const char* what = S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISDIR(st.st_mode) ? "a folder"
+                         : S_ISSOCK(st.st_mode) ? "a socket" : "a device";
+      ::close(fd);
+      throw Error(fmt::format("checkpoint {}: it is {}, not a regular file; a checkpoint is read from a file", path,
+                              what));
+    }
+    size = static_cast<uint64_t>(st.st_size);
+  }
+  ~ReadOnlyFile() { ::close(fd); }
+  ReadOnlyFile(const ReadOnlyFile&) = delete;
+  ReadOnlyFile& operator=(const ReadOnlyFile&) = delete;
+
+  // `bytes` bytes at `offset`; false at an error or the end of the file.
+  bool read_at(void* out, uint64_t bytes, uint64_t offset) const {
+    char* p = static_cast<char*>(out);
+    while (bytes > 0) {
+      const ssize_t n = ::pread(fd, p, std::min<uint64_t>(bytes, uint64_t{1} << 30), static_cast<off_t>(offset));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return false;
+      p += n;
+      bytes -= static_cast<uint64_t>(n);
+      offset += static_cast<uint64_t>(n);
+    }
+    return true;
+  }
+};
+
 }  // namespace
 
 void save_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
@@ -78,18 +124,15 @@ void save_checkpoint(const std::string& path, const Checkpoint& checkpoint) {
 }
 
 Checkpoint load_checkpoint(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  check(in.good(), "checkpoint {}: cannot open the file: {}", path, std::strerror(errno));
-  in.seekg(0, std::ios::end);
-  const uint64_t file_size = static_cast<uint64_t>(in.tellg());
-  in.seekg(0);
+  const ReadOnlyFile in(path);
+  const uint64_t file_size = in.size;
   check(file_size >= 8, "checkpoint {}: truncated: {} bytes, too short for the header length", path, file_size);
   uint64_t length = 0;
-  in.read(reinterpret_cast<char*>(&length), 8);
+  check(in.read_at(&length, 8, 0), "checkpoint {}: cannot read the file: {}", path, std::strerror(errno));
   check(length <= file_size - 8, "checkpoint {}: bad header: header length {} exceeds the file size {}", path, length,
         file_size);
   std::string text(length, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(length));
+  check(in.read_at(text.data(), length, 8), "checkpoint {}: cannot read the header: {}", path, std::strerror(errno));
   json header;
   try {
     header = json::parse(text);
@@ -139,9 +182,8 @@ Checkpoint load_checkpoint(const std::string& path) {
             count * sizeof(float), offsets[1] - offsets[0]);
       ranges.emplace_back(offsets[0], offsets[1], name);
       Tensor t = Tensor::empty(shape);
-      in.seekg(static_cast<std::streamoff>(data_start + offsets[0]));
-      in.read(reinterpret_cast<char*>(t.data()), static_cast<std::streamsize>(offsets[1] - offsets[0]));
-      check(in.good(), "checkpoint {}: truncated while reading tensor '{}'", path, name);
+      check(in.read_at(t.data(), offsets[1] - offsets[0], data_start + offsets[0]),
+            "checkpoint {}: truncated while reading tensor '{}'", path, name);
       out.tensors.emplace_back(name, t);
     } catch (const json::exception& e) {
       throw Error(fmt::format("checkpoint {}: bad header entry for '{}': {}", path, name, e.what()));

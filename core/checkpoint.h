@@ -36,7 +36,9 @@ struct Checkpoint {
 
 void save_checkpoint(const std::string& path, const Checkpoint& checkpoint);
 // Validates the header (length, JSON, dtypes, shapes, offsets inside the file,
-// no overlaps) and throws rg::Error naming the file and what is wrong.
+// no overlaps) and throws rg::Error naming the file and what is wrong. Only a
+// regular file is read: a FIFO (which would block for ever), a device or a
+// folder is refused before a byte is read.
 Checkpoint load_checkpoint(const std::string& path);
 
 // Copies the checkpoint's "<prefix><name>" tensors into `targets` (same

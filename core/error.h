@@ -4,6 +4,7 @@
 //   "matmul: inner dimensions differ: a is [3, 4], b is [5, 2]".
 #include <fmt/format.h>
 
+#include <exception>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -24,6 +25,13 @@ inline void check(bool ok, fmt::format_string<Args...> message, Args&&... args) 
   if (!ok) [[unlikely]]
     throw Error(fmt::format(message, std::forward<Args>(args)...));
 }
+
+// What an exception says to a user, as one line. An rg::Error's message is
+// already ours. A std::filesystem error is the library's own words
+// ("filesystem error: status: File name too long [/a/b]"): it becomes what
+// was done, the path and the cause ("cannot look at '/a/b': File name too
+// long (...)"). Anything else is its what().
+std::string error_message(const std::exception& e);
 
 // Warnings: a likely mistake that cannot be refused, because a program may
 // mean it (a trainable leaf that no optimizer updates, autograd/tape.h). Each

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <fmt/format.h>
+#include <set>
 
 #include "rmsgrad/core/checkpoint.h"
 #include "rmsgrad/core/error.h"
@@ -35,6 +36,31 @@ void add_training_tensors(Checkpoint& file, const Module& model, Optimizer& opti
   for (const auto& [name, v] : model.named_parameters()) file.add("param." + name, v.value());
   for (const auto& [name, t] : model.named_buffers()) file.add("buffer." + name, t);
   for (const auto& [name, t] : optimizer.named_state()) file.add("optim." + name, t);
+}
+
+// A training state of another model: its parameters have other names. The
+// first that differs is named (the model's, in its order, then the file's),
+// with how many differ, before shapes, buffers or generators are compared.
+void check_same_parameter_names(const Checkpoint& file, const Module& model) {
+  std::set<std::string> in_file, in_model;
+  for (const auto& [name, t] : file.tensors)
+    if (name.rfind("param.", 0) == 0) in_file.insert(name.substr(6));
+  std::vector<std::string> lacking;  // the model's parameters that the file lacks, in the model's order
+  for (const auto& [name, v] : model.named_parameters()) {
+    in_model.insert(name);
+    if (!in_file.count(name)) lacking.push_back(name);
+  }
+  std::vector<std::string> foreign;  // the file's parameters that the model lacks
+  for (const auto& [name, t] : file.tensors)
+    if (name.rfind("param.", 0) == 0 && !in_model.count(name.substr(6))) foreign.push_back(name.substr(6));
+  if (lacking.empty() && foreign.empty()) return;
+  const std::string first =
+      !lacking.empty() ? fmt::format("the model's parameter '{}' is not in it{}", lacking[0],
+                                     foreign.empty() ? "" : fmt::format(", which has '{}' instead", foreign[0]))
+                       : fmt::format("its parameter '{}' is not the model's", foreign[0]);
+  throw Error(fmt::format("checkpoint {} holds another model: first difference: {} ({} of the model's {} parameters "
+                          "are not in the checkpoint, {} of its {} are not in the model)", file.source, first,
+                          lacking.size(), in_model.size(), foreign.size(), in_file.size()));
 }
 
 void restore_training_tensors(const Checkpoint& file, Module& model, Optimizer& optimizer) {
@@ -85,11 +111,18 @@ Metadata load_training_state(const Checkpoint& file, Module& model, Optimizer& o
   check_training_state(file);
   const NamedGenerators all = all_generators(model, generators);
   // Every generator's position is read before anything is restored: a file
-  // that lacks one leaves the model, the optimizer and the generators as they were.
+  // that lacks one leaves the model, the optimizer and the generators as they
+  // were. A missing one is said after the parameters' names are compared: in
+  // another model's file, the model is what differs.
   std::vector<std::pair<uint64_t, uint64_t>> positions;
+  std::string missing;
   for (const auto& [name, gen] : all) {
     auto it = file.metadata.find(kGeneratorPrefix + name);
-    check(it != file.metadata.end(), "{}: no state for the generator '{}'", file.source, name);
+    if (it == file.metadata.end()) {
+      if (missing.empty()) missing = name;
+      positions.emplace_back();
+      continue;
+    }
     Generator parsed(0);
     try {
       restore_generator(parsed, it->second);
@@ -98,6 +131,8 @@ Metadata load_training_state(const Checkpoint& file, Module& model, Optimizer& o
     }
     positions.emplace_back(parsed.seed(), parsed.offset());
   }
+  check_same_parameter_names(file, model);
+  check(missing.empty(), "{}: no state for the generator '{}'", file.source, missing);
   restore_training_tensors(file, model, optimizer);
   for (size_t i = 0; i < all.size(); ++i) all[i].second->set_state(positions[i].first, positions[i].second);
   Metadata metadata;

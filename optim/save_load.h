@@ -57,7 +57,9 @@ void save_training_state(const std::string& path, const Module& model, Optimizer
                          const Metadata& metadata = {}, const NamedGenerators& generators = {});
 // Restores the model, the optimizer and the generators (strictly, like load)
 // and returns the metadata saved with them, without the format mark and the
-// generators' positions. A file of another format is refused with its name.
+// generators' positions. A file of another format is refused with its name;
+// one of another model (its parameters named otherwise) with the first name
+// that differs, before anything else is compared.
 Metadata load_training_state(const std::string& path, Module& model, Optimizer& optimizer,
                              const NamedGenerators& generators = {});
 Metadata load_training_state(const Checkpoint& file, Module& model, Optimizer& optimizer,

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <string>
@@ -31,6 +32,9 @@ struct BadInput {
   // the entry resumes) the failed start must still leave it alone; without,
   // the start is refused.
   bool overwrite = true;
+  // Run after the files are written, for what bytes cannot say: a symbolic
+  // link, a FIFO. Given the input folder and the run folder.
+  std::function<void(const std::filesystem::path& in, const std::filesystem::path& out)> prepare = {};
 };
 
 inline std::string slurp(const std::filesystem::path& file) {
@@ -71,6 +75,7 @@ inline void check_bad_input(const BadInput& entry, const std::filesystem::path& 
     fs::create_directories(file.parent_path());
     std::ofstream(file, std::ios::binary) << bytes;
   }
+  if (entry.prepare) entry.prepare(in, out);
   const auto before = snapshot(out);
 
   const bool resuming = (entry.driver + " " + entry.args).find("--resume") != std::string::npos;

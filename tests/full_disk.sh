@@ -4,8 +4,11 @@
 # stay byte for byte as it was (the new one is written to a temporary file,
 # which is removed, and only renamed over the old one once complete).
 #
+# And a write of train.log that fails (here under a file-size limit, which
+# needs no root): one error line naming train.log, not the same line twice.
+#
 # The disk is a small tmpfs; mounting one needs root (or CAP_SYS_ADMIN).
-# Without it the test is skipped (exit 77, which CTest reports as skipped).
+# Without it that part is skipped (exit 77, which CTest reports as skipped).
 #
 # Usage: tests/full_disk.sh <cifar10 binary>
 set -uo pipefail
@@ -15,11 +18,28 @@ disk=$work/disk
 mkdir -p "$disk"
 cleanup() { umount "$disk" 2> /dev/null; rm -rf "$work"; }
 trap cleanup EXIT
+export OMP_NUM_THREADS=1
+
+# train.log at a 64 KiB file-size limit: the resumed run's first lines cannot be appended.
+log_args=(--width 0.1 --train-size 40 --batch 20 --valid-size 20 --eval-batch 20 --epochs 4 --threads 1 --zca off
+          --out "$work/log_run")
+"$bin" "${log_args[@]}" --stop-after 2 > "$work/log_first.out" 2>&1 ||
+  { echo "FAIL: the first run failed"; cat "$work/log_first.out"; exit 1; }
+truncate -s 64K "$work/log_run/train.log"
+(ulimit -f 64; exec "$bin" "${log_args[@]}" --resume) > "$work/log_second.out" 2> "$work/log_second.err"
+status=$?
+message=$(cat "$work/log_second.err")
+[ $status -eq 1 ] || { echo "FAIL: a failing write of train.log exited $status, not 1: $message"; exit 1; }
+[ "$(grep -c '^error: ' "$work/log_second.err")" -eq 1 ] ||
+  { echo "FAIL: expected one 'error:' line, got: $message"; exit 1; }
+echo "$message" | grep -q "train.log': File too large" ||
+  { echo "FAIL: the error does not name train.log and the cause: $message"; exit 1; }
+echo "PASS: a failing write of train.log -> '$message'"
+
 if ! mount -t tmpfs -o size=4m tmpfs "$disk" 2> "$work/mount.err"; then
   echo "SKIPPED: cannot mount a tmpfs to fill ($(cat "$work/mount.err")); run as root to test a full disk"
   exit 77
 fi
-export OMP_NUM_THREADS=1
 args=(--width 0.25 --train-size 40 --batch 20 --valid-size 20 --eval-batch 20 --epochs 4 --threads 1 --zca off
       --seed 3 --out "$disk/run")
 

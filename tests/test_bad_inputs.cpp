@@ -9,6 +9,7 @@
 #include <stb/stb_image_write.h>
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -198,7 +199,13 @@ TEST_CASE("the bad-input catalog: every entry fails clearly and leaves the run f
        "test_batch.bin has 5000 bytes"},
       {"cifar_three_classes", kCifar, "--out {out} --data {in}",
        {{"train/a/x.png", png(32, 32)}, {"train/b/x.png", png(32, 32)}, {"train/c/x.png", png(32, 32)}},
-       "has 3 class folders, expected 10"},
+       "train has 3 class folders with images (a, b, c), expected 10"},
+      {"cifar_jpeg_truncated", kCifar, "--out {out} --data {in}", ten_classes("\xFF\xD8\xFF", ""),
+       "c0/a.png: the JPEG is truncated or damaged (no image size in its 3 bytes)"},
+      {"cifar_png_truncated", kCifar, "--out {out} --data {in}", ten_classes(png(32, 32).substr(0, 40), ""),
+       "c0/a.png: the file is truncated"},
+      {"cifar_data_name_too_long", kCifar, "--out {out} --data {in}/" + std::string(300, 'd'), {},
+       "cannot look at '"},
       {"cifar_image_corrupt", kCifar, "--out {out} --data {in}", ten_classes("\x89PNG\r\n\x1a\n garbage", ""),
        "cannot decode image"},
       {"cifar_image_wrong_size", kCifar, "--out {out} --data {in}", ten_classes(png(8, 8), ""),
@@ -249,6 +256,16 @@ TEST_CASE("the bad-input catalog: every entry fails clearly and leaves the run f
       {"flag_changes_without_resume", kCifar, "--out {out} --resume-with-changes", {},
        "--resume-with-changes goes with --resume"},
       {"out_is_root", kCifar, "--out /", {}, "--out '/' is the filesystem's root"},
+      {"out_name_too_long", kCifar, "--out {in}/" + std::string(300, 'o'), {},
+       "is too long: its name 'oooo", /*overwrite=*/false},
+      {"out_path_too_long", kCifar, "--out {in}/" + [] {
+         std::string folders;
+         for (int i = 0; i < 600; ++i) folders += "folder" + std::to_string(i % 10) + "/";
+         return folders;
+       }(), {}, "bytes as an absolute path, and this system allows 4095 for a path (PATH_MAX)", /*overwrite=*/false},
+      {"out_lock_is_a_link", kCifar, "--out {out}", {{"elsewhere", "a file of the user's\n"}},
+       "/out/.lock' is a symbolic link; the run does not write through links", /*overwrite=*/true,
+       [](const fs::path& in, const fs::path& out) { fs::create_symlink(in / "elsewhere", out / ".lock"); }},
       {"out_in_dev", kCifar, "--out /dev/rg_run", {}, "--out '/dev/rg_run' is in /dev, a folder of the system's"},
       {"resume_missing_folder", kCifar, "--resume --out {in}/nowhere", {},
        "--resume: there is no run in '"},
@@ -274,6 +291,9 @@ TEST_CASE("the bad-input catalog: every entry fails clearly and leaves the run f
       // ---- the run folder: never mixed, never changed by a run that does not train ----
       {"run_folder_holds_a_run", cifar_run, "--steps 1 --out {out}", {}, "holds a run (config.json, metrics.jsonl, "
        "train.log): --resume continues it, --overwrite moves its files", /*overwrite=*/false},
+      {"resume_other_program", cifar_run, "--steps 1 --resume --out {out}",
+       {{"out/config.json", "{\"program\": \"lm\", \"seed\": 0}\n"}},
+       "was made by another program, lm, not cifar10"},
       {"resume_unknown_settings", cifar_run, "--steps 1 --resume --out {out}", {},
        "does not record these settings (it was made by an older version of the program)"},
       {"resume_other_norm", cifar_run, "--steps 1 --resume --norm rmsnorm --seed 3 --out {out}",
@@ -344,7 +364,20 @@ TEST_CASE("the bad-input catalog: every entry fails clearly and leaves the run f
        {{"out/checkpoint.safetensors",
          safetensors(cifar_header("", R"(,"param.bogus":{"dtype":"F32","shape":[1],"data_offsets":[0,4]})"),
                      f32s(1))}},
-       "does not match the model"},
+       "holds another model: first difference: the model's parameter '"},
+      {"checkpoint_other_model_names_its_parameter", cifar_resume, "",
+       {{"out/checkpoint.safetensors",
+         safetensors(cifar_header("", R"(,"param.bogus":{"dtype":"F32","shape":[1],"data_offsets":[0,4]})"),
+                     f32s(1))}},
+       "is not in it, which has 'bogus' instead"},
+      {"checkpoint_other_program", cifar_resume, "",
+       {{"out/checkpoint.safetensors", safetensors(cifar_header(R"(,"program":"lm")"))}},
+       "checkpoint.safetensors was written by another program, lm, not cifar10; resume it with lm"},
+      {"checkpoint_fifo", cifar_resume, "", {},
+       "checkpoint.safetensors: it is a FIFO, not a regular file",
+       /*overwrite=*/true, [](const fs::path&, const fs::path& out) {
+         REQUIRE(::mkfifo((out / "checkpoint.safetensors").c_str(), 0644) == 0);
+       }},
       // ---- order_embedding ----
       {"order_features_alone", kOrder, "--out {out} --features {in}/f.npy", {{"f.npy", npy_ok}}, "go together"},
       {"order_not_npy", order_run, "", {{"f.npy", "just text\n"}, {"c.txt", "a\n"}}, "not an .npy file"},

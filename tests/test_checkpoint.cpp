@@ -2,6 +2,7 @@
 // kind of damage (truncation, bad header, missing/extra/mismatched tensors).
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -90,6 +91,18 @@ TEST_CASE("damaged files give one clear error naming the file") {
   huge[7] = 0x7f;  // header length far past the end
   write_bytes(bad, huge);
   CHECK(error_of([&] { load_checkpoint(bad.string()); }).find("exceeds the file size") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("only a regular file is read: a FIFO (which would block for ever) or a folder is refused by name") {
+  const fs::path dir = temp_dir() / "not_files";
+  fs::create_directories(dir / "folder.safetensors");
+  const fs::path fifo = dir / "fifo.safetensors";
+  REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
+  CHECK(error_of([&] { load_checkpoint(fifo.string()); }) ==
+        "checkpoint " + fifo.string() + ": it is a FIFO, not a regular file; a checkpoint is read from a file");
+  CHECK(error_of([&] { load_checkpoint((dir / "folder.safetensors").string()); }).find("it is a folder") !=
+        std::string::npos);
   fs::remove_all(dir);
 }
 

@@ -94,6 +94,36 @@ TEST_CASE("image folders: classes sorted by name, pixels as channel planes") {
                        Error);
 }
 
+TEST_CASE("image folders: every file that is not an image is skipped by name, and the driver's log names it") {
+  TempDir tmp("skipped");
+  for (int c = 0; c < 10; ++c) {
+    const fs::path folder = tmp.path / "train" / fmt::format("c{}", c);
+    fs::create_directories(folder);
+    std::vector<unsigned char> rgb(32 * 32 * 3, static_cast<unsigned char>(20 * c));
+    REQUIRE(stbi_write_png((folder / "0.png").string().c_str(), 32, 32, 3, rgb.data(), 32 * 3) != 0);
+  }
+  std::ofstream(tmp.path / "train" / "c3" / "notes.txt") << "not an image\n";
+  std::ofstream(tmp.path / "train" / "c5" / "x.gif") << "GIF89a";
+  std::ofstream(tmp.path / "train" / "readme.md") << "# beside the class folders\n";
+  std::vector<std::string> skipped;
+  CHECK(cifar::read_image_folder(tmp.path.string(), "train", &skipped).size() == 10);
+  const std::string train = (tmp.path / "train").string();
+  CHECK(skipped == std::vector<std::string>{train + "/c3/notes.txt", train + "/c5/x.gif", train + "/readme.md"});
+  const std::string note = cifar::skipped_note(skipped);
+  CHECK(note.find("skipped 3 files of the image folders, unread") != std::string::npos);
+  CHECK(note.find(train + "/c5/x.gif") != std::string::npos);
+
+  std::string output;
+  const fs::path out = tmp.path / "run";
+  REQUIRE_MESSAGE(run_driver("--data " + tmp.path.string() + " --valid-size 5 --batch 5 --steps 1 --width 0.1 "
+                             "--zca off --out " + out.string(), tmp.path, output) == 0,
+                  output);
+  const std::string log = test::read_file(out / "train.log");
+  CHECK_MESSAGE(log.find("skipped 3 files") != std::string::npos, log);
+  for (const char* name : {"/c3/notes.txt", "/c5/x.gif", "/readme.md"})
+    CHECK(log.find(train + name) != std::string::npos);
+}
+
 namespace {
 
 // An image encoded by stb_image_write, as a file's bytes.
@@ -204,6 +234,11 @@ TEST_CASE("decode_image: a JPEG close to its pixels, a PNG's stored values as RG
   const std::vector<unsigned char> jpeg = encoded(true, 3, rgb);
   CHECK(decode_error({jpeg.begin(), jpeg.begin() + static_cast<long>(jpeg.size() / 2)}).find("cannot decode image x")
         != std::string::npos);
+  // Cut short: said as such, not as a 0×0 image or the decoder's own words.
+  CHECK(decode_error({0xFF, 0xD8, 0xFF}).find("the JPEG is truncated or damaged (no image size in its 3 bytes)") !=
+        std::string::npos);
+  const std::vector<unsigned char> png = encoded(false, 3, rgb);
+  CHECK(decode_error({png.begin(), png.begin() + 40}).find("the file is truncated") != std::string::npos);
   const std::vector<unsigned char> bmp = {'B', 'M', 0, 0, 0, 0};
   CHECK(decode_error(bmp).find("neither a PNG nor a JPEG") != std::string::npos);
   CHECK(decode_error(encoded(false, 3, rgb)) == "(no error)");

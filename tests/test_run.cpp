@@ -4,8 +4,10 @@
 // unusable --out; and the progress bar.
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <climits>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -89,7 +91,7 @@ TEST_CASE("run: creates --out, saves every flag to config.json, prints the heade
     CHECK(config.contains(name));
     CHECK(printed.find(std::string("--") + name) != std::string::npos);
   }
-  CHECK(config.size() == 13);  // and the product library, RG_GEMM; nothing else (no --help)
+  CHECK(config.size() == 14);  // and the product library (RG_GEMM) and the program; nothing else (no --help)
   CHECK(config["seed"] == 3);
   CHECK(config["seed"].is_number_unsigned());
   CHECK(config["lr"] == 0.125);
@@ -270,6 +272,68 @@ TEST_CASE("run: a resumed run never writes through a link in its directory") {
                        }),
                        doctest::Contains("train.log' is a symbolic link"), Error);
   CHECK(read_text(root / "precious.txt") == "not a log\n");
+}
+
+TEST_CASE("run: a FIFO among the run's files is refused before it is opened, which would wait for ever") {
+  fs::path dir = temp_dir("run_fifo") / "run";
+  {
+    DriverFlags flags;
+    REQUIRE(flags.parse({"--out", dir.string()}) == -1);
+    capturing_stdout([&] { Run run(flags.run, run_settings(flags.app)); });
+  }
+  fs::remove(dir / "train.log");
+  REQUIRE(::mkfifo((dir / "train.log").c_str(), 0644) == 0);
+  DriverFlags flags;
+  REQUIRE(flags.parse({"--out", dir.string(), "--resume"}) == -1);
+  CHECK_THROWS_WITH_AS(capturing_stdout([&] {
+                         Run run(flags.run, run_settings(flags.app));
+                         run.begin_training(0);
+                       }),
+                       doctest::Contains("train.log' is not a regular file (a FIFO, a device or a folder)"), Error);
+}
+
+TEST_CASE("run: a link at <out>/.lock and an --out too long for the system are said as such") {
+  fs::path root = temp_dir("run_lock_link"), dir = root / "run";
+  fs::create_directories(dir);
+  std::ofstream(root / "precious.txt") << "mine\n";
+  fs::create_symlink(root / "precious.txt", dir / ".lock");
+  RunOptions options{.out = dir.string()};
+  CHECK_THROWS_WITH_AS(capturing_stdout([&] { Run run(options); }),
+                       doctest::Contains(".lock' is a symbolic link; the run does not write through links"), Error);
+  CHECK(read_text(root / "precious.txt") == "mine\n");
+
+  options.out = (root / std::string(NAME_MAX + 1, 'n')).string();  // not "the filesystem's root"
+  const std::string name_limit =
+      fmt::format("has {} bytes, and this system allows {} for one name (NAME_MAX)", NAME_MAX + 1, NAME_MAX);
+  CHECK_THROWS_WITH_AS(capturing_stdout([&] { Run run(options); }), doctest::Contains(name_limit.c_str()), Error);
+  options.out.clear();
+  for (int i = 0; i < PATH_MAX / 8 + 1; ++i) options.out += "/abcdefg";
+  const std::string path_limit = fmt::format("and this system allows {} for a path (PATH_MAX)", PATH_MAX - 1);
+  CHECK_THROWS_WITH_AS(capturing_stdout([&] { Run run(options); }), doctest::Contains(path_limit.c_str()), Error);
+}
+
+TEST_CASE("errors: a std::filesystem error is said in our words, with the path and the cause") {
+  const std::error_code too_long = std::make_error_code(std::errc::filename_too_long);
+  CHECK(error_message(fs::filesystem_error("cannot create directories", fs::path("/a/b"),
+                                           std::make_error_code(std::errc::not_a_directory))) ==
+        "cannot create the folder '/a/b': Not a directory");
+  CHECK(error_message(fs::filesystem_error("status", fs::path("/a/b"), too_long)) ==
+        fmt::format("cannot look at '/a/b': File name too long (the limits are {} bytes for a path and {} for one "
+                    "name in it)", PATH_MAX - 1, NAME_MAX));
+  CHECK(error_message(fs::filesystem_error("cannot rename", fs::path("/a"), fs::path("/b"),
+                                           std::make_error_code(std::errc::permission_denied))) ==
+        "cannot move '/a' to '/b': Permission denied");
+  CHECK(error_message(fs::filesystem_error("directory iterator cannot open directory", fs::path("/a"),
+                                           std::make_error_code(std::errc::permission_denied))) ==
+        "cannot list the folder '/a': Permission denied");
+  CHECK(error_message(Error("ours")) == "ours");
+  // report_errors prints it as one line: never "filesystem error: ...".
+  std::ostringstream err;
+  std::streambuf* old = std::cerr.rdbuf(err.rdbuf());
+  const int code = report_errors([] { (void)fs::directory_iterator("/nowhere/at/all"); });
+  std::cerr.rdbuf(old);
+  CHECK(code == 1);
+  CHECK(err.str() == "error: cannot list the folder '/nowhere/at/all': No such file or directory\n");
 }
 
 TEST_CASE("run: an --out that cannot be created is one clear error naming the path") {

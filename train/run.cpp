@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <csignal>
 #include <cmath>
 #include <cstring>
@@ -13,6 +14,7 @@
 #include <memory>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <iterator>
@@ -63,7 +65,7 @@ int run_main(int argc, char** argv, int (*train)(int argc, char** argv)) {
     return 1;
   } catch (const std::exception& e) {
     const bool memory = dynamic_cast<const std::bad_alloc*>(&e) != nullptr;
-    print_error(fmt::format("{}: {}", group.describe(group.rank()), memory ? kOutOfMemory : e.what()).c_str());
+    print_error(fmt::format("{}: {}", group.describe(group.rank()), memory ? kOutOfMemory : error_message(e)).c_str());
     if (!group.started()) {
       group.stop_before_start(/*failed=*/true);
       return 1;
@@ -120,23 +122,42 @@ Run::Run(const RunOptions& options) : Run(options, settings_of(options)) {}
 Run::Run(const RunOptions& options, RunSettings run_settings)
     : dir_(options.out), resuming_(options.resume), allow_changes_(options.resume_with_changes),
       log_every_(options.log_every),
-      name_prefix_(std::move(run_settings.name_prefix)), created_(Clock::now()),
+      name_prefix_(std::move(run_settings.name_prefix)), program_(run_settings.program), created_(Clock::now()),
       uncaught_at_creation_(std::uncaught_exceptions()) {
   check(!options.out.empty(), "--out is empty; name a run directory");
   check(!(options.resume && options.overwrite), "--resume continues the run in --out and --overwrite moves it aside; "
         "give one of them");
   check(!options.resume_with_changes || options.resume, "--resume-with-changes goes with --resume");
-  // A run directory of its own: never the root or a folder of the system's.
+  // A run directory of its own: never the root or a folder of the system's;
+  // and a path the system can open (a longer one fails every call on it).
   {
-    std::error_code ignored;
-    const fs::path where = fs::weakly_canonical(fs::absolute(options.out), ignored);
-    check(where != where.root_path(), "--out '{}' is the filesystem's root; name a run directory", options.out);
+    auto shown = [](const std::string& text) {  // a long path: its first 100 bytes, whole characters
+      size_t end = std::min<size_t>(text.size(), 100);
+      while (end > 0 && end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+      return end == text.size() ? text : text.substr(0, end) + "…";
+    };
+    for (const fs::path& part : fs::path(options.out))
+      check(part.native().size() <= NAME_MAX, "--out '{}' is too long: its name '{}' has {} bytes, and this system "
+            "allows {} for one name (NAME_MAX)", shown(options.out), shown(part.string()), part.native().size(),
+            NAME_MAX);
+    std::error_code ec;
+    const fs::path absolute = fs::absolute(options.out, ec);
+    check(!ec, "cannot resolve --out '{}': {}", shown(options.out), ec.message());
+    check(absolute.native().size() < PATH_MAX, "--out '{}' is too long: {} bytes as an absolute path, and this "
+          "system allows {} for a path (PATH_MAX)", shown(options.out), absolute.native().size(), PATH_MAX - 1);
+    // A path that cannot be resolved (a loop of links, a folder without
+    // permission) is left to creating the directory, which names the cause.
+    const fs::path where = fs::weakly_canonical(absolute, ec);
+    check(ec || where != where.root_path(), "--out '{}' is the filesystem's root; name a run directory", options.out);
     for (const char* system : {"/dev", "/proc", "/sys", "/boot", "/etc"})
-      check(where != system && where.string().rfind(std::string(system) + "/", 0) != 0,
+      check(ec || (where != system && where.string().rfind(std::string(system) + "/", 0) != 0),
             "--out '{}' is in {}, a folder of the system's; name a run directory of your own", options.out, system);
   }
-  check(!options.resume || fs::is_directory(options.out),
-        "--resume: there is no run in '{}' (no such directory) to continue", options.out);
+  {
+    std::error_code ec;
+    check(!options.resume || fs::is_directory(options.out, ec),
+          "--resume: there is no run in '{}' ({}) to continue", options.out, ec ? ec.message() : "no such directory");
+  }
   dist::ProcessGroup& group = dist::ProcessGroup::world();
   if (options.collective_deadline_minutes) group.set_deadline(*options.collective_deadline_minutes * 60.0);
   writer_ = group.writer();
@@ -165,7 +186,8 @@ Run::Run(const RunOptions& options, RunSettings run_settings)
   std::error_code ec;
   fs::create_directories(dir_, ec);
   check(!ec, "cannot create the run directory '{}': {}", dir_.string(), ec.message());
-  check(fs::is_directory(dir_), "cannot use '{}' as the run directory: it exists and is not a directory", dir_.string());
+  check(fs::is_directory(dir_, ec), "cannot use '{}' as the run directory: it exists and is not a directory",
+        dir_.string());
 
   // Nothing in the directory is changed yet (see run.h): only check that
   // files can be created in it.
@@ -191,7 +213,7 @@ Run::Run(const RunOptions& options, RunSettings run_settings)
     if (!replaced_files_.empty()) refuse_live_runs_below(dir_);
   }
   refuse_inputs_inside(dir_, options.inputs, options.files, options.overwrite);
-  if (resuming_ && fs::is_regular_file(path("config.json"))) {
+  if (resuming_ && fs::is_regular_file(path("config.json"), ec)) {
     std::ifstream in(path("config.json"));
     saved_config_ = std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
@@ -221,7 +243,10 @@ void Run::compare_with_checkpoint(const std::string& checkpoint_settings) {
   json saved = json::parse(saved_config_, nullptr, /*allow_exceptions=*/false);
   const json trained = json::parse(checkpoint_settings, nullptr, /*allow_exceptions=*/false);
   if (!trained.is_object()) return;  // not a Run's settings: config.json's comparison stands
-  if (saved.is_object()) saved.erase("changes_on_resume");
+  if (saved.is_object()) {
+    saved.erase("changes_on_resume");
+    saved.erase("program");
+  }
   if (saved == trained) return;
   note("config.json records other settings than those the checkpoint was trained with (a resume with changes "
        "that ended before its first checkpoint): this run is compared with the checkpoint's");
@@ -238,6 +263,10 @@ void Run::compare_with_resumed_run(const std::string& saved_config, bool allow_c
                      "(--resume-with-changes)", path("config.json")));
     return;
   }
+  // Another program's run is named as such, not by the settings it lacks.
+  if (const auto maker = saved.find("program"); maker != saved.end() && !program_.empty())
+    check(*maker == program_, "--resume: the run in '{}' was made by another program, {}, not {}; resume it with {}, "
+          "or choose another --out", dir_.string(), display_setting(*maker), program_, display_setting(*maker));
   const json settings = json::parse(settings_json_);
   json changes = json::object();
   std::vector<std::string> refused, unknown;
@@ -280,7 +309,13 @@ void Run::compare_with_resumed_run(const std::string& saved_config, bool allow_c
 void Run::lock_directory() {
   const std::string file = path(".lock");
   lock_.fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+  // O_NOFOLLOW fails with ELOOP ("too many levels of symbolic links") at a link.
+  check(lock_.fd >= 0 || errno != ELOOP, "'{}' is a symbolic link; the run does not write through links: remove it "
+        "(the run makes its own lock file)", file);
   check(lock_.fd >= 0, "cannot create the lock file '{}': {}", file, std::strerror(errno));
+  struct stat st {};
+  check(::fstat(lock_.fd, &st) == 0 && S_ISREG(st.st_mode), "'{}' is not a regular file; remove it (the run makes "
+        "its own lock file)", file);
   if (::flock(lock_.fd, LOCK_EX | LOCK_NB) != 0) {
     const int error = errno;
     char pid[32] = {};
@@ -312,11 +347,13 @@ Run::~Run() {
       // Stopped before training began: by an error (a bad input, a bad
       // checkpoint), leave the directory as it was; otherwise save the logs.
       if (!by_error) open_files();
-    } else if (by_error) {
+    } else if (by_error && log_.good()) {
       write_line("stopped by an error (the message follows on stderr)");
     }
   } catch (const std::exception& e) {
-    print_error(e.what());
+    // When an error stopped the run, that error is the message: this line
+    // failing as well (a full disk) must not print it a second time.
+    if (!by_error) print_error(error_message(e).c_str());
   }
 }
 
@@ -326,10 +363,17 @@ Run::LockFile::~LockFile() {
 
 void Run::open_files() {
   if (!replaced_files_.empty()) move_earlier_run_aside();
-  for (const char* name : kRunFiles)
-    check(!fs::is_symlink(dir_ / name), "'{}' is a symbolic link; the run writes only files of its own directory, "
+  for (const char* name : kRunFiles) {
+    std::error_code ec;
+    const fs::file_type type = fs::symlink_status(dir_ / name, ec).type();
+    check(type != fs::file_type::symlink, "'{}' is a symbolic link; the run writes only files of its own directory, "
           "never through a link", path(name));
+    // Opening a FIFO waits for a reader for ever.
+    check(type == fs::file_type::regular || type == fs::file_type::not_found, "'{}' is not a regular file (a FIFO, "
+          "a device or a folder); move it away: the run reads and writes only regular files", path(name));
+  }
   json config = json::parse(settings_json_);
+  if (!program_.empty()) config["program"] = program_;
   // Every resume that changed a setting, with the step it took effect at.
   const json saved = resuming_ ? json::parse(saved_config_, nullptr, false) : json();
   json history = saved.is_object() && saved.contains("changes_on_resume") && saved["changes_on_resume"].is_array()

@@ -73,6 +73,7 @@
 // is an error on all of them); --threads 0 splits the machine's cores among
 // the processes on it; and run_main turns an error on any rank into
 // "error: rank r of N: <message>" and the end of the whole job.
+#include "rmsgrad/core/error.h"
 #include "rmsgrad/core/tensor.h"
 
 #include <chrono>
@@ -136,6 +137,9 @@ struct RunSettings {
   std::string title = {};             // the header's first line ("CIFAR-10, ConvPool-CNN-C"); "" for none
   std::vector<Setting> settings = {};
   std::string name_prefix = "";       // how the header and the messages write a name: "--" for flags
+  // The program, named in its checkpoints so that --resume refuses another
+  // program's (the drivers: their binary's name, "cifar10"); "" for none.
+  std::string program = {};
 };
 // The RunOptions as settings: what a Run made in code records and prints,
 // named as their fields (".out", ".log_every").
@@ -160,7 +164,7 @@ int report_errors(Body&& body) {
   } catch (const std::bad_alloc&) {
     return print_error(kOutOfMemory);
   } catch (const std::exception& e) {
-    return print_error(e.what());
+    return print_error(error_message(e).c_str());  // a std::filesystem error in our words (core/error.h)
   }
 }
 
@@ -208,6 +212,7 @@ class Run {
   // ended before its first checkpoint), the comparison is made again with
   // the checkpoint's, which are what was trained.
   void compare_with_checkpoint(const std::string& checkpoint_settings);
+  const std::string& program() const { return program_; }  // RunSettings::program
 
   // Called once, right before the training loop, with the step training starts
   // from: 0, or the step of the checkpoint being resumed. Starts the clock.
@@ -261,6 +266,7 @@ class Run {
   int64_t log_every_ = 100;
   std::string settings_json_;
   std::string name_prefix_;
+  std::string program_;
   std::vector<std::string> may_change_;    // the settings that may change on resume
   std::ofstream log_;
   std::ofstream metrics_;

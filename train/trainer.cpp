@@ -217,12 +217,19 @@ void Trainer::save(const std::string& path) const {
   progress.interval_sums = interval_sums_;
   Metadata metadata = progress_metadata(progress);
   metadata["config"] = run_.settings_json();
+  if (!run_.program().empty()) metadata["program"] = run_.program();
   save_training_state(path, model_, optimizer_, metadata, generators_);
 }
 
 void Trainer::resume() {
   const Checkpoint file = load_checkpoint(checkpoint_path_);
   check_training_state(file);
+  // Another program's checkpoint is named as such before anything in it is
+  // compared (one without the name: load_training_state names the first
+  // parameter that differs).
+  if (const auto it = file.metadata.find("program"); it != file.metadata.end() && !run_.program().empty())
+    check(it->second == run_.program(), "checkpoint {} was written by another program, {}, not {}; resume it with "
+          "{}, or choose another --out", checkpoint_path_, it->second, run_.program(), it->second);
   // The progress first: a file of other metadata is named before its tensors are compared.
   const TrainingProgress progress = read_training_progress(file.metadata, checkpoint_path_);
   check(progress.step <= options_.steps, "checkpoint {} is at step {}, beyond --steps {}: there is nothing left to "

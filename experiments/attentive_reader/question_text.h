@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "rmsgrad/core/error.h"
+#include "rmsgrad/experiments/common/file_status.h"
 #include "rmsgrad/experiments/common/text_file.h"
 
 namespace rg::reader::detail {
@@ -44,8 +45,8 @@ inline std::optional<int64_t> entity_id(std::string_view token) {
 
 // The lines of a file that must exist and hold some text.
 inline std::vector<std::string> read_text(const std::string& path) {
-  check(std::filesystem::exists(path), "{}: no such file", path);
-  check(std::filesystem::is_regular_file(path), "{}: not a regular file", path);
+  check(path_exists(path), "{}: no such file", path);
+  check(is_file(path), "{}: not a regular file", path);
   std::vector<std::string> lines = read_lines(path);
   check(std::any_of(lines.begin(), lines.end(), [](const std::string& l) { return !is_blank(l); }),
         "{}:1: the file is empty", path);

@@ -17,6 +17,7 @@
 
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/experiments/attentive_reader/question_text.h"
+#include "rmsgrad/experiments/common/file_status.h"
 #include "rmsgrad/experiments/common/text_file.h"
 #include "rmsgrad/experiments/common/vocab.h"
 
@@ -120,10 +121,11 @@ Question read_deepmind_question(const std::string& path, int top) {
 
 std::vector<Question> read_deepmind_dir(const std::string& dir, int top, int64_t limit) {
   check(limit >= 0, "read_deepmind_dir: limit must be 0 (all) or positive, got {}", limit);
-  check(fs::is_directory(dir), "{}: no such directory", dir);
+  check(is_folder(dir), "{}: no such directory", dir);
   std::vector<std::string> paths;
-  for (const fs::directory_entry& entry : fs::directory_iterator(dir))
-    if (entry.is_regular_file() && entry.path().extension() == ".question") paths.push_back(entry.path().string());
+  std::error_code ec;
+  for (const fs::directory_entry& entry : entries_of(dir))
+    if (entry.is_regular_file(ec) && entry.path().extension() == ".question") paths.push_back(entry.path().string());
   check(!paths.empty(), "{}: no *.question files in the directory", dir);
   std::sort(paths.begin(), paths.end());
   if (limit > 0 && static_cast<int64_t>(paths.size()) > limit) paths.resize(static_cast<size_t>(limit));

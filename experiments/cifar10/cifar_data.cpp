@@ -11,6 +11,7 @@
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/experiments/cifar10/image_decode.h"
 #include "rmsgrad/experiments/common/archive.h"
+#include "rmsgrad/experiments/common/file_status.h"
 
 namespace rg::cifar {
 
@@ -63,9 +64,11 @@ struct ImageSource {
 // order the images are labelled and stored in.
 using SplitImages = std::map<std::pair<std::string, std::string>, ImageSource>;
 
-SplitImages collect_split(const std::string& root, const std::string& split) {
+// The images of a split, and in `skipped` every other file under its folder,
+// by path ("<root>:<member>" in an archive), so that none goes unsaid.
+SplitImages collect_split(const std::string& root, const std::string& split, std::vector<std::string>& skipped) {
   SplitImages files;
-  if (fs::is_regular_file(root)) {
+  if (is_file(root)) {
     // <split>/<class>/<file>; every other member is skipped unread, whatever its size.
     auto parts_of = [&](const std::string& name) {
       const fs::path p(name);
@@ -76,19 +79,32 @@ SplitImages collect_split(const std::string& root, const std::string& split) {
       const std::vector<std::string> parts = parts_of(name);
       files[{parts[1], parts[2]}] = ImageSource{{}, std::move(bytes)};
     };
-    for_each_archive_file(root, keep, kMaxImageFileBytes, [&](const std::string& name) { return !parts_of(name).empty(); });
+    auto wanted = [&](const std::string& name) {
+      const bool image = !parts_of(name).empty();
+      if (!image && name.rfind(split + "/", 0) == 0) skipped.push_back(root + ":" + name);
+      return image;
+    };
+    for_each_archive_file(root, keep, kMaxImageFileBytes, wanted);
   } else {
     const fs::path dir = fs::path(root) / split;
-    if (!fs::is_directory(dir)) return files;
+    if (!is_folder(dir)) return files;
     // is_directory and is_regular_file of a directory entry use the type the
     // directory listing gave, without a stat per file.
-    for (const auto& cls : fs::directory_iterator(dir)) {
-      if (!cls.is_directory()) continue;
-      for (const auto& f : fs::directory_iterator(cls.path()))
-        if (f.is_regular_file() && is_image_name(f.path().string()))
+    std::error_code ec;
+    for (const fs::directory_entry& cls : entries_of(dir)) {
+      if (!cls.is_directory(ec)) {
+        skipped.push_back(cls.path().string());
+        continue;
+      }
+      for (const fs::directory_entry& f : entries_of(cls.path())) {
+        if (f.is_regular_file(ec) && is_image_name(f.path().string()))
           files[{cls.path().filename().string(), f.path().filename().string()}] = ImageSource{f.path().string(), {}};
+        else
+          skipped.push_back(f.path().string());
+      }
     }
   }
+  std::sort(skipped.begin(), skipped.end());
   return files;
 }
 
@@ -97,7 +113,7 @@ SplitImages collect_split(const std::string& root, const std::string& split) {
 ImageSet read_binary_batches(const std::vector<std::string>& files) {
   std::vector<unsigned char> all;
   for (const std::string& file : files) {
-    check(fs::exists(file), "cifar10: data file {} does not exist", file);
+    check(path_exists(file), "cifar10: data file {} does not exist", file);
     std::vector<unsigned char> bytes = read_file(file);
     check(bytes.size() % kRecordBytes == 0,
           "cifar10: {} has {} bytes, not a multiple of the {}-byte record size (1 label + 3072 pixels)", file,
@@ -119,15 +135,23 @@ ImageSet read_binary_batches(const std::vector<std::string>& files) {
   return set;
 }
 
-ImageSet read_image_folder(const std::string& root, const std::string& split) {
-  check(fs::exists(root), "cifar10: data path {} does not exist", root);
-  SplitImages files = collect_split(root, split);
+ImageSet read_image_folder(const std::string& root, const std::string& split, std::vector<std::string>* skipped) {
+  check(path_exists(root), "cifar10: data path {} does not exist", root);
+  std::vector<std::string> not_images;
+  SplitImages files = collect_split(root, split, not_images);
+  if (skipped != nullptr) skipped->insert(skipped->end(), not_images.begin(), not_images.end());
   check(!files.empty(), "cifar10: no images under {}/{}/<class>/", root, split);
   std::vector<std::string> classes;
   for (const auto& [key, _] : files)
     if (classes.empty() || classes.back() != key.first) classes.push_back(key.first);
-  check(static_cast<int64_t>(classes.size()) == kClasses, "cifar10: {}/{} has {} class folders, expected 10", root,
-        split, classes.size());
+  if (static_cast<int64_t>(classes.size()) != kClasses) {
+    constexpr size_t kShown = 12;
+    std::vector<std::string> shown(classes.begin(), classes.begin() + std::min(classes.size(), kShown));
+    throw Error(fmt::format("cifar10: {}{}{} has {} class folders with images ({}{}), expected 10", root,
+                            is_file(root) ? ":" : "/", split, classes.size(),
+                            fmt::join(shown, ", "),
+                            classes.size() > kShown ? fmt::format(" and {} more", classes.size() - kShown) : ""));
+  }
   const int64_t count = static_cast<int64_t>(files.size());
   ImageSet set{Tensor::empty(Shape{count, kChannels, kSide, kSide}), std::vector<int32_t>(count)};
   int64_t i = 0;
@@ -140,6 +164,15 @@ ImageSet read_image_folder(const std::string& root, const std::string& split) {
     ++i;
   }
   return set;
+}
+
+std::string skipped_note(const std::vector<std::string>& skipped) {
+  constexpr size_t kShown = 5;
+  const std::vector<std::string> shown(skipped.begin(), skipped.begin() + std::min(skipped.size(), kShown));
+  return fmt::format("cifar10: skipped {} file{} of the image folders, unread (the images are the regular .png, "
+                     ".jpg and .jpeg files in the class folders): {}{}", skipped.size(), skipped.size() == 1 ? "" : "s",
+                     fmt::join(shown, ", "),
+                     skipped.size() > kShown ? fmt::format(" and {} more", skipped.size() - kShown) : "");
 }
 
 ImageSet restore_official_order(const ImageSet& by_class, const std::vector<std::string>& label_files) {
@@ -224,27 +257,28 @@ Splits load_splits(const std::string& data, int64_t valid_size, int64_t syntheti
     s.description = fmt::format("synthetic gratings: {} train, {} valid (no test)", s.train.size(), s.valid.size());
     return s;
   }
-  check(fs::exists(data), "cifar10: data path {} does not exist", data);
-  if (fs::is_directory(data) && fs::exists(fs::path(data) / "data_batch_1.bin")) {
+  check(path_exists(data), "cifar10: data path {} does not exist", data);
+  const bool folder_of_data = is_folder(data);
+  if (folder_of_data && path_exists(fs::path(data) / "data_batch_1.bin")) {
     std::vector<std::string> files;
     for (int b = 1; b <= 5; ++b) {
       fs::path f = fs::path(data) / fmt::format("data_batch_{}.bin", b);
-      if (fs::exists(f)) files.push_back(f.string());
+      if (path_exists(f)) files.push_back(f.string());
     }
     hold_out(s, read_binary_batches(files), valid_size);
     fs::path test = fs::path(data) / "test_batch.bin";
-    if (fs::exists(test)) s.test = read_binary_batches({test.string()});
+    if (path_exists(test)) s.test = read_binary_batches({test.string()});
     s.description = fmt::format("binary batches in {}: {} train, {} valid (last of the official order), {} test", data,
                                 s.train.size(), s.valid.size(), s.test.size());
     return s;
   }
-  ImageSet all = read_image_folder(data, "train");
+  ImageSet all = read_image_folder(data, "train", &s.skipped);
   // "cifar/png/" names the same folder as "cifar/png": its parent holds labels/.
   fs::path folder = fs::path(data).lexically_normal();
   if (!folder.has_filename()) folder = folder.parent_path();
   fs::path labels = folder.parent_path() / "labels";
   std::string order = "folder order";
-  if (fs::exists(labels / "data_batch_1.labels")) {
+  if (path_exists(labels / "data_batch_1.labels")) {
     std::vector<std::string> files;
     for (int b = 1; b <= 5; ++b) files.push_back((labels / fmt::format("data_batch_{}.labels", b)).string());
     all = restore_official_order(all, files);
@@ -264,8 +298,8 @@ Splits load_splits(const std::string& data, int64_t valid_size, int64_t syntheti
     order = "seeded shuffle of the folders";
   }
   hold_out(s, all, valid_size);
-  bool has_test = fs::is_regular_file(data) ? false : fs::is_directory(fs::path(data) / "test");
-  if (has_test) s.test = read_image_folder(data, "test");
+  const bool has_test = folder_of_data && is_folder(fs::path(data) / "test");
+  if (has_test) s.test = read_image_folder(data, "test", &s.skipped);
   s.description = fmt::format("image folders in {} ({}): {} train, {} valid, {} test", data, order, s.train.size(),
                               s.valid.size(), s.test.size());
   return s;

@@ -25,7 +25,11 @@ struct ImageSet {
 struct Splits {
   ImageSet train, valid, test;  // test may be empty
   std::string description;      // where each split came from, for the log
+  std::vector<std::string> skipped;  // files of the image folders that are not images, unread (skipped_note)
 };
+
+// The log's line for the skipped files: how many, and the first few by path.
+std::string skipped_note(const std::vector<std::string>& skipped);
 
 // Official binary batches: records of 1 label byte + 3072 pixel bytes. A file
 // whose size is not a multiple of 3073 is an error naming the file and both
@@ -36,8 +40,11 @@ ImageSet read_binary_batches(const std::vector<std::string>& files);
 // name), each decoded by decode_image (image_decode.h): every image must be a
 // 32×32 PNG or JPEG (the size is checked from the header before decoding).
 // `root` may be a directory or an archive (.tar, .tar.gz, .tar.xz, .zip, ...:
-// experiments/common/archive.h) holding <split>/<class>/... .
-ImageSet read_image_folder(const std::string& root, const std::string& split);
+// experiments/common/archive.h) holding <split>/<class>/... . Anything else
+// under <split>/ (another kind of file, a file beside the class folders) is
+// not read; its path is added to `skipped` when one is given.
+ImageSet read_image_folder(const std::string& root, const std::string& split,
+                           std::vector<std::string>* skipped = nullptr);
 
 // Puts folder-ordered images back into the official order: walk the labels of
 // batches 1..5 and take, for each, the next unused image of that class

@@ -63,7 +63,7 @@ void png_ignore_warning(png_structp, png_const_charp) {}  // an ancillary chunk'
 
 void png_read_bytes(png_structp png, png_bytep out, size_t length) {
   auto* source = static_cast<PngSource*>(png_get_io_ptr(png));
-  if (length > source->size - source->at) png_error(png, "read beyond end of data");
+  if (length > source->size - source->at) png_error(png, "the file is truncated: it ends before the image does");
   std::memcpy(out, source->data + source->at, length);
   source->at += length;
 }
@@ -128,6 +128,9 @@ void decode_jpeg(const std::vector<unsigned char>& bytes, const std::string& nam
   int width = 0, height = 0, subsampling = 0, colorspace = 0;
   if (tjDecompressHeader3(handle.get(), bytes.data(), bytes.size(), &width, &height, &subsampling, &colorspace) != 0)
     throw fail();
+  // A file cut short before its frame header "succeeds" with a 0×0 image.
+  check(width > 0 && height > 0, "cifar10: cannot decode image {}: the JPEG is truncated or damaged (no image size "
+        "in its {} bytes)", name, bytes.size());
   check_side(width, height, name);
   check(colorspace != TJCS_CMYK && colorspace != TJCS_YCCK,
         "cifar10: image {} is a CMYK JPEG; only colour (YCbCr, RGB) and grey JPEGs are read", name);

@@ -109,6 +109,7 @@ int train(int argc, char** argv) {
                                             cfg.train_size > 0 ? cfg.train_size : 10000, cfg.run.seed);
   if (cfg.train_size > 0) splits.train = cifar::take(splits.train, cfg.train_size);
   run.note(splits.description);
+  if (!splits.skipped.empty()) run.note(cifar::skipped_note(splits.skipped));
   auto fingerprint = [](const char* name, const cifar::ImageSet& set) {
     return DataFingerprint{name, set.size(), content_hash(set.images) ^ content_hash(set.labels)};
   };

@@ -8,6 +8,7 @@
 #include "rmsgrad/core/gemm.h"
 #include "rmsgrad/core/parallel.h"
 #include "rmsgrad/core/checkpoint.h"
+#include "rmsgrad/experiments/common/file_status.h"
 
 // LAPACK (inside OpenBLAS): eigenvalues and eigenvectors of a symmetric
 // matrix by divide and conquer. Column-major; for a symmetric input the
@@ -95,7 +96,7 @@ Zca fit_zca_cached(const Tensor& rows, const std::string& cache_dir, std::string
     return fit_zca(rows);
   }
   const fs::path file = fs::path(cache_dir) / fmt::format("zca-{:016x}.safetensors", fingerprint(rows));
-  if (fs::exists(file)) {
+  if (path_exists(file)) {
     Checkpoint c;
     try {
       c = load_checkpoint(file.string());

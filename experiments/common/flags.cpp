@@ -186,7 +186,9 @@ void add_trainer_flags(CLI::App& app, TrainingOptions& options) {
 }
 
 RunSettings run_settings(const CLI::App& app) {
-  RunSettings run{.title = app.get_description(), .name_prefix = "--"};
+  // After parsing, the app's name is argv[0]: the program is its file name.
+  RunSettings run{.title = app.get_description(), .name_prefix = "--",
+                  .program = fs::path(app.get_name()).filename().string()};
   const json settings = flag_settings(app);
   for (const auto& [name, value] : settings.items())
     run.settings.push_back({.name = name, .json = value.dump(), .may_change_on_resume = may_change_on_resume(name)});

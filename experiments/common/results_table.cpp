@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rmsgrad/core/error.h"
+#include "rmsgrad/experiments/common/file_status.h"
 #include "rmsgrad/experiments/common/seed_statistics.h"
 
 namespace rg {
@@ -56,14 +57,15 @@ std::string cell(double value, int decimals) {
 std::vector<fs::path> find_run_dirs(const std::vector<std::string>& paths) {
   std::vector<fs::path> runs;
   for (const std::string& p : paths) {
-    check(fs::is_directory(p), "paper_table: {} is not a directory", p);
-    if (fs::is_regular_file(fs::path(p) / "metrics.jsonl")) {
+    check(is_folder(p), "paper_table: {} is not a directory", p);
+    if (is_file(fs::path(p) / "metrics.jsonl")) {
       runs.emplace_back(p);
       continue;
     }
     std::vector<fs::path> children;
-    for (const auto& entry : fs::directory_iterator(p))
-      if (entry.is_directory() && fs::is_regular_file(entry.path() / "metrics.jsonl")) children.push_back(entry.path());
+    std::error_code ec;
+    for (const fs::directory_entry& entry : entries_of(p))
+      if (entry.is_directory(ec) && is_file(entry.path() / "metrics.jsonl")) children.push_back(entry.path());
     check(!children.empty(), "paper_table: {} holds no run (no metrics.jsonl in it or its subdirectories)", p);
     std::sort(children.begin(), children.end());
     runs.insert(runs.end(), children.begin(), children.end());

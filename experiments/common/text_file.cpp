@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "rmsgrad/core/error.h"
+#include "rmsgrad/experiments/common/file_status.h"
 
 namespace rg {
 
@@ -42,8 +43,8 @@ constexpr size_t kLongestLine = size_t{1} << 20;  // 1 MiB: a sentence, a story 
 }  // namespace
 
 std::vector<std::string> read_lines(const std::string& path) {
-  check(std::filesystem::exists(path), "{}: no such file", path);
-  check(!std::filesystem::is_directory(path), "{}: is a directory, not a text file", path);
+  check(path_exists(path), "{}: no such file", path);
+  check(!is_folder(path), "{}: is a directory, not a text file", path);
   std::unique_ptr<gzFile_s, int (*)(gzFile)> file(gzopen(path.c_str(), "rb"), gzclose);
   check(file != nullptr, "{}: cannot open: {}", path, std::strerror(errno));
   std::vector<std::string> lines;

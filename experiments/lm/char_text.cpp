@@ -7,6 +7,7 @@
 
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/core/random.h"
+#include "rmsgrad/experiments/common/file_status.h"
 #include "rmsgrad/experiments/common/text_file.h"
 
 namespace rg::lm {
@@ -21,7 +22,7 @@ struct Book {
 
 // The books of one CBT file, each its lines joined by '\n', the title line dropped.
 std::vector<Book> read_books(const std::string& path) {
-  check(std::filesystem::exists(path), "lm: no {} (the CBT folder must hold cbt_valid.txt and cbt_test.txt)", path);
+  check(path_exists(path), "lm: no {} (the CBT folder must hold cbt_valid.txt and cbt_test.txt)", path);
   std::vector<Book> books;
   for (const std::string& line : read_lines(path)) {
     if (line.starts_with(kTitle)) {

@@ -13,6 +13,7 @@
 #include <fstream>
 
 #include "rmsgrad/core/error.h"
+#include "rmsgrad/experiments/common/file_status.h"
 
 namespace rg {
 
@@ -72,7 +73,7 @@ Subword::Subword() : processor_(std::make_unique<sentencepiece::SentencePiecePro
 Subword::Subword(Subword&&) noexcept = default;
 
 Subword::Subword(const std::string& model_path) : processor_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {
-  check(std::filesystem::exists(model_path), "subword: model {} does not exist", model_path);
+  check(path_exists(model_path), "subword: model {} does not exist", model_path);
   // A malformed model can also make SentencePiece throw (its trie builder,
   // darts-clone, throws on an empty piece: found by fuzz/subword_fuzzer).
   sentencepiece::util::Status status;

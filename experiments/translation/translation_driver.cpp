@@ -11,6 +11,7 @@
 #include "rmsgrad/core/parallel.h"
 #include "rmsgrad/dist/batch_share.h"
 #include "rmsgrad/experiments/common/bleu.h"
+#include "rmsgrad/experiments/common/file_status.h"
 #include "rmsgrad/experiments/common/text_file.h"
 #include "rmsgrad/layers/save_load.h"
 #include "rmsgrad/optim/adam.h"
@@ -75,7 +76,7 @@ TranslationData read_translation_data(const TranslationConfig& cfg, Run& run) {
                        corpus.valid.size(), corpus.test.size()));
   // A new subword model stays in memory until training starts (save_new_subwords).
   const std::string subword_path = run.path("subword.model");
-  const bool saved = run.resuming() && fs::exists(subword_path);
+  const bool saved = run.resuming() && path_exists(subword_path);
   auto joint_text = [&] {
     std::vector<std::string> text = corpus.train.source;
     text.insert(text.end(), corpus.train.target.begin(), corpus.train.target.end());
@@ -152,8 +153,11 @@ std::vector<std::string> translations(Seq2Seq& model, const TranslationData& dat
   BeamOptions options{.beam = beam, .length_norm = cfg.length_norm};
   std::vector<std::string> hyps = detokenized(data.subword, translate_all(model, sources, options, cfg.decode_batch));
   const fs::path folder = run.path("hypotheses");
-  check(!fs::is_symlink(folder), "'{}' is a symbolic link; the run writes only into its own directory", folder.string());
-  fs::create_directories(folder);
+  std::error_code ec;
+  check(!fs::is_symlink(fs::symlink_status(folder, ec)), "'{}' is a symbolic link; the run writes only into its own "
+        "directory", folder.string());
+  fs::create_directories(folder, ec);
+  check(!ec, "cannot create the folder '{}': {}", folder.string(), ec.message());
   write_lines((folder / file).string(), hyps);
   return hyps;
 }
@@ -218,8 +222,8 @@ void check_output_path(const TranslationConfig& cfg) {
         "--output {} is a model file; translations never replace one", cfg.output);
   for (fs::path folder = target.parent_path(); !folder.empty() && folder != folder.root_path();
        folder = folder.parent_path())
-    check(!fs::exists(folder / "checkpoint.safetensors") &&
-              !(fs::exists(folder / "config.json") && fs::exists(folder / "metrics.jsonl")),
+    check(!path_exists(folder / "checkpoint.safetensors") &&
+              !(path_exists(folder / "config.json") && path_exists(folder / "metrics.jsonl")),
           "--output {} is a file inside the run folder {}; translations never replace a run's files", cfg.output,
           folder.string());
 }
@@ -238,8 +242,8 @@ void translate_file(Seq2Seq& model, const Subword& subword, const TranslationCon
   check_output_path(cfg);
   const fs::path dir = cfg.run.out;
   fs::path weights = dir / "best.safetensors";
-  if (!fs::exists(weights)) weights = dir / "checkpoint.safetensors";
-  check(fs::exists(weights), "--translate: {} has neither best.safetensors nor checkpoint.safetensors",
+  if (!path_exists(weights)) weights = dir / "checkpoint.safetensors";
+  check(path_exists(weights), "--translate: {} has neither best.safetensors nor checkpoint.safetensors",
         dir.string());
   load(model, weights.string());
   check_finite(model, weights.string());
@@ -254,13 +258,13 @@ void translate_file(Seq2Seq& model, const Subword& subword, const TranslationCon
     for (const std::string& line : out) std::cout << line << '\n';
     std::cout.flush();
     check(std::cout.good(), "cannot write the translations to the standard output: {}", std::strerror(errno));
-  } else if (fs::exists(cfg.output) && !fs::is_regular_file(cfg.output)) {  // a device or a pipe
+  } else if (path_exists(cfg.output) && !is_file(cfg.output)) {  // a device or a pipe
     std::ofstream device(cfg.output);
     for (const std::string& line : out) device << line << '\n';
     check(device.good(), "cannot write {}: {}", cfg.output, std::strerror(errno));
   } else {
     std::error_code ec;  // through a link to a file, the file is replaced, not the link
-    write_lines(fs::exists(cfg.output) ? fs::canonical(cfg.output, ec).string() : cfg.output, out);
+    write_lines(path_exists(cfg.output) ? fs::canonical(cfg.output, ec).string() : cfg.output, out);
     std::cerr << fmt::format("translated {} lines of {} into {} with {}\n", out.size(), cfg.translate, cfg.output,
                              weights.string());
   }
