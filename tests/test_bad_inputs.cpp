@@ -243,6 +243,11 @@ TEST_CASE("the bad-input catalog: every entry fails clearly and leaves the run f
        "c.toml starts with a UTF-8 byte-order mark"},
       {"flag_config_octal", kCifar, "--out {out} --config {in}/c.toml", {{"c.toml", "steps = \"010\"\n"}},
        "--steps takes a decimal whole number, got 010"},
+      // ---- paths are bytes: one that is not UTF-8 is named, escaped, never a JSON library's error ----
+      {"data_not_utf8", kCifar, "--out {out} --data '{in}/d\xfe'", {}, "d\\xfe does not exist"},
+      {"out_not_utf8_resume", kCifar, "--resume --out '{in}/run\xff'", {}, "run\\xff' (no such directory)"},
+      {"mt_source_not_utf8", parallel, "--test-src '{in}/t\xff\n' --test-tgt {in}/t", {{"s", "a\n"}, {"t", "b\n"}},
+       "t\\xff\\x0a"},
       // ---- the run folder: never mixed, never changed by a run that does not train ----
       {"run_folder_holds_a_run", cifar_run, "--steps 1 --out {out}", {}, "holds a run (config.json, metrics.jsonl, "
        "train.log): --resume continues it, --overwrite moves its files", /*overwrite=*/false},

@@ -1,10 +1,12 @@
 // The run directory (train/run.h): config.json, metrics.jsonl
 // and train.log, resume and its recorded changes, --overwrite, links never
-// written through, clear errors for an unusable --out; and the progress bar.
+// written through, clear errors for an unusable --out, paths of any bytes;
+// and the progress bar.
 #include <doctest/doctest.h>
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -16,6 +18,7 @@
 #include "rmsgrad/experiments/common/flags.h"
 #include "rmsgrad/train/progress.h"
 #include "rmsgrad/core/error.h"
+#include "rmsgrad/core/escape_bytes.h"
 #include "rmsgrad/train/run.h"
 
 using namespace rg;
@@ -293,6 +296,48 @@ TEST_CASE("run: an --out that cannot be created is one clear error naming the pa
   CHECK(err.str().rfind("error: cannot create the run directory", 0) == 0);
   CHECK(report_errors([] { return 3; }) == 3);
   CHECK(report_errors([] {}) == 0);
+}
+
+TEST_CASE("run: a path that is not UTF-8 is recorded and shown escaped, and a resume finds it the same") {
+  const fs::path root = temp_dir("run_bytes"), dir = root / "run\xff";
+  fs::create_directories(root);
+  const std::string config_file = (root / "c\xfe.toml").string();
+  std::ofstream(config_file) << "lr = 0.5\n";
+  DriverFlags flags;
+  REQUIRE(flags.parse({"--out", dir.string(), "--config", config_file}) == -1);
+  std::string printed = capturing_stdout([&] {
+    Run run(flags.run, run_settings(flags.app));
+    run.begin_training(0);
+  });
+  const json config = json::parse(read_text(dir / "config.json"));
+  CHECK(config["out"] == escape_bytes(dir.string()));
+  CHECK(config["out"].get<std::string>().ends_with("run\\xff"));  // the byte 0xff as the text \xff
+  CHECK(config["config"].get<std::string>().ends_with("c\\xfe.toml"));
+  CHECK(printed.find("run\\xff (fresh)") != std::string::npos);
+  CHECK(read_text(dir / "train.log").find("c\\xfe.toml") != std::string::npos);
+  // Resumed with the same bytes: the same settings, nothing noted as changed.
+  DriverFlags again;
+  REQUIRE(again.parse({"--out", dir.string(), "--config", config_file, "--resume"}) == -1);
+  printed = capturing_stdout([&] {
+    Run run(again.run, run_settings(again.app));
+    run.begin_training(0);
+  });
+  CHECK(printed.find("changed on resume") == std::string::npos);
+  // A Run made in code records its RunOptions (settings_of) the same way.
+  const fs::path coded = root / "d\xfe";
+  capturing_stdout([&] {
+    Run run({.out = coded.string()});
+    run.begin_training(0);
+  });
+  CHECK(json::parse(read_text(coded / "config.json"))["out"].get<std::string>().ends_with("d\\xfe"));
+  // An error naming such a path is one line, the byte written as \xfe.
+  std::ostringstream err;
+  std::streambuf* old = std::cerr.rdbuf(err.rdbuf());
+  CHECK(report_errors([&] { Run run({.out = (root / "no\xfe\nwhere").string(), .resume = true}); }) == 1);
+  std::cerr.rdbuf(old);
+  const std::string line = err.str();
+  CHECK(line.find("no\\xfe\\x0awhere' (no such directory)") != std::string::npos);
+  CHECK(std::count(line.begin(), line.end(), '\n') == 1);
 }
 
 // ---- progress ----

@@ -21,6 +21,7 @@
 
 #include "rmsgrad/core/atomic_file.h"
 #include "rmsgrad/core/error.h"
+#include "rmsgrad/core/escape_bytes.h"
 #include "rmsgrad/core/parallel.h"
 #include "rmsgrad/dist/process_group.h"
 #include "rmsgrad/train/progress.h"
@@ -35,7 +36,7 @@ int print_error(const char* message) {
   clear_progress_line();
   // One write: the processes of an MPI job share the terminal, and two
   // messages written in pieces would interleave.
-  std::cerr << ("error: " + std::string(message) + "\n") << std::flush;
+  std::cerr << ("error: " + one_line_escaped(message) + "\n") << std::flush;
   return 1;
 }
 
@@ -94,7 +95,7 @@ RunSettings settings_of(const RunOptions& options) {
     return Setting{.name = name, .json = value.dump(), .may_change_on_resume = may_change};
   };
   return {.settings = {setting("seed", options.seed), setting("threads", options.threads, true),
-                       setting("out", options.out), setting("resume", options.resume),
+                       setting("out", escape_bytes(options.out)), setting("resume", options.resume),
                        setting("log_every", options.log_every, true), setting("overwrite", options.overwrite),
                        setting("resume_with_changes", options.resume_with_changes)},
           .name_prefix = "."};
@@ -489,9 +490,11 @@ void Run::write_metrics(const std::string& json_line) {
 
 void Run::write_line(const std::string& text, bool timestamp) {
   if (!writer_) return;
+  // A path in a note may hold any bytes; the log is UTF-8 text (core/escape_bytes.h).
   std::string line = timestamp ? fmt::format("[{}] {}", format_duration(
-                                     std::chrono::duration<double>(Clock::now() - created_).count()), text)
-                               : text;
+                                     std::chrono::duration<double>(Clock::now() - created_).count()),
+                                             escape_bytes(text))
+                               : escape_bytes(text);
   clear_progress_line();
   std::cout << line << '\n' << std::flush;
   if (!files_open_) {

@@ -104,7 +104,8 @@ struct RunOptions {
 // One setting of a run, as config.json keeps it.
 struct Setting {
   std::string name;                   // "lr"
-  std::string json;                   // its value as JSON text: 0.1, true, "rmsnorm", [1, 2], null
+  std::string json;                   // its value as JSON text: 0.1, true, "rmsnorm", [1, 2], null;
+                                      // JSON is UTF-8: a path (bytes) goes through escape_bytes (core/escape_bytes.h)
   bool may_change_on_resume = false;  // a change on resume is noted, not refused (threads, the log cadence)
 };
 

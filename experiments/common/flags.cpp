@@ -13,6 +13,8 @@
 #include <fstream>
 #include <iostream>
 
+#include "rmsgrad/core/escape_bytes.h"
+
 namespace rg {
 
 namespace fs = std::filesystem;
@@ -101,7 +103,7 @@ json typed_value(const std::string& text, const std::string& type, bool is_flag)
     double d = std::strtod(text.c_str(), &end);
     if (end == text.c_str() + text.size() && std::isfinite(d)) return d;
   }
-  return text;
+  return escape_bytes(text);  // a path is bytes; JSON holds UTF-8 (core/escape_bytes.h)
 }
 
 // A list default is captured as "[1,2,3]".
@@ -274,7 +276,7 @@ std::optional<int> parse_flags(CLI::App& app, int argc, const char* const* argv,
                                std::ostream& err) {
   std::string program = argc > 0 ? fs::path(argv[0]).filename().string() : app.get_name();
   auto fail = [&](const std::string& what) {
-    err << "error: " << what << "; see " << program << " --help\n";
+    err << one_line_escaped("error: " + what + "; see " + program + " --help") << '\n';
     return 2;
   };
   if (const std::string config = config_file(argc, argv); !config.empty()) {

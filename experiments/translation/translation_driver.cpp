@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "rmsgrad/core/escape_bytes.h"
 #include "rmsgrad/core/parallel.h"
 #include "rmsgrad/dist/batch_share.h"
 #include "rmsgrad/experiments/common/bleu.h"
@@ -255,8 +256,9 @@ void translate_file(Seq2Seq& model, const Subword& subword, const TranslationCon
   } else {
     std::error_code ec;  // through a link to a file, the file is replaced, not the link
     write_lines(fs::exists(cfg.output) ? fs::canonical(cfg.output, ec).string() : cfg.output, out);
-    std::cerr << fmt::format("translated {} lines of {} into {} with {}\n", out.size(), cfg.translate, cfg.output,
-                             weights.string());
+    std::cerr << escape_bytes(fmt::format("translated {} lines of {} into {} with {}", out.size(), cfg.translate,
+                                          cfg.output, weights.string()))
+              << '\n';
   }
 }
 
