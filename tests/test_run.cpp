@@ -1,12 +1,13 @@
 // The run directory (train/run.h): config.json, metrics.jsonl
 // and train.log, resume and its recorded changes, --overwrite, links never
-// written through, clear errors for an unusable --out, paths of any bytes;
-// and the progress bar.
+// written through, clear errors for an unusable --out, paths of any bytes, a
+// bad OMP_NUM_THREADS; and the progress bar.
 #include <doctest/doctest.h>
 
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -19,6 +20,7 @@
 #include "rmsgrad/train/progress.h"
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/core/escape_bytes.h"
+#include "rmsgrad/core/parallel.h"
 #include "rmsgrad/train/run.h"
 
 using namespace rg;
@@ -338,6 +340,39 @@ TEST_CASE("run: a path that is not UTF-8 is recorded and shown escaped, and a re
   const std::string line = err.str();
   CHECK(line.find("no\\xfe\\x0awhere' (no such directory)") != std::string::npos);
   CHECK(std::count(line.begin(), line.end(), '\n') == 1);
+}
+
+TEST_CASE("run: a bad OMP_NUM_THREADS is refused, naming it, before anything is written") {
+  const char* before = std::getenv("OMP_NUM_THREADS");
+  const std::string saved = before ? before : "";
+  struct Case {
+    const char* value;
+    const char* message;
+  };
+  const fs::path dir = temp_dir("run_omp");
+  for (const Case& c : {Case{"abc", "OMP_NUM_THREADS is 'abc', not a number of threads; give 1 to 4096 threads"},
+                        Case{"0", "OMP_NUM_THREADS is '0': no threads"}, Case{"-3", "is '-3', not a number"},
+                        Case{"", "OMP_NUM_THREADS is set but empty"}, Case{"1e12", "is '1e12', not a number"},
+                        Case{"99999", "is '99999', more threads than the 4096"},
+                        Case{"99999999999999999999999", "more threads than the 4096"},
+                        Case{"2,0", "'2,0': no threads for a nested level"}, Case{"2,", "not a number"},
+                        Case{"+2", "not a number"}, Case{"2 3", "not a number"}}) {
+    CAPTURE(c.value);
+    ::setenv("OMP_NUM_THREADS", c.value, 1);
+    CHECK(omp_num_threads_problem().find(c.message) != std::string::npos);
+    CHECK_THROWS_WITH_AS(capturing_stdout([&] { Run run({.out = dir.string()}); }), doctest::Contains(c.message),
+                         Error);
+    CHECK(!fs::exists(dir));
+  }
+  // What libgomp reads and a run can honour: a list counts its first number.
+  for (const char* good : {"1", "2,1", " 3 ", "\t4", "02", "4096", "3,99999"}) {
+    CAPTURE(good);
+    ::setenv("OMP_NUM_THREADS", good, 1);
+    CHECK(omp_num_threads_problem().empty());
+  }
+  ::unsetenv("OMP_NUM_THREADS");
+  CHECK(omp_num_threads_problem().empty());
+  if (before) ::setenv("OMP_NUM_THREADS", saved.c_str(), 1);
 }
 
 // ---- progress ----

@@ -124,6 +124,7 @@ Run::Run(const RunOptions& options, RunSettings run_settings)
         "--resume: there is no run in '{}' (no such directory) to continue", options.out);
   const dist::ProcessGroup& group = dist::ProcessGroup::world();
   writer_ = group.writer();
+  check_omp_num_threads();
   if (options.threads > 0)
     set_num_threads(options.threads);
   else if (dist::local_processes() > 1)  // the cores are shared by the job's processes on this machine

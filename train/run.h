@@ -61,7 +61,10 @@
 // Errors: bad flags print one "error: ..." line and exit with 2; an rg::Error
 // from anywhere in the driver (an unusable --out, a NaN loss, a bad
 // checkpoint) prints one "error: <message>" line through run_main and exits
-// with 1.
+// with 1. A byte of a message that is not UTF-8 (a path's) and a control
+// character (a newline in a path) are written as \xHH (core/escape_bytes.h),
+// as config.json, the header and train.log write what is not UTF-8. A bad
+// OMP_NUM_THREADS is such an error, from the constructor (core/parallel.h).
 //
 // Under mpirun (dist/process_group.h) only rank 0 touches the run directory
 // and prints; every rank must have the same settings (the first that differs

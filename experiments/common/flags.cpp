@@ -14,6 +14,7 @@
 #include <iostream>
 
 #include "rmsgrad/core/escape_bytes.h"
+#include "rmsgrad/core/parallel.h"
 
 namespace rg {
 
@@ -204,7 +205,7 @@ void add_run_options(CLI::App& app, RunOptions& options) {
   app.set_config("--config", "", "read flags from a TOML or INI file; keys are flag names (lr = 0.1)");
   app.add_option("--seed", options.seed, "random seed: one seed, one run, on every machine");
   app.add_option("--threads", options.threads, "threads for OpenMP and OpenBLAS (0: OMP_NUM_THREADS or all cores)")
-      ->check(in_range(0, 4096));
+      ->check(in_range(0, kMaxThreads));
   app.add_option("--out", options.out, "run directory: config.json, metrics.jsonl, train.log, checkpoints");
   app.add_flag("--resume", options.resume, "continue the run in --out from its last checkpoint");
   app.add_flag("--resume-with-changes", options.resume_with_changes,

@@ -266,6 +266,7 @@ namespace {
 
 // --translate: the model of the run in --out translates a file.
 int translate(TranslationConfig cfg, TranslationModelDriver& model_driver) {
+  check_omp_num_threads();  // as a Run would
   const SavedSettings saved(cfg.run.out);
   restore_translation_settings(saved, cfg);
   model_driver.restore(saved);
