@@ -147,12 +147,12 @@ Run::Run(const RunOptions& options, RunSettings run_settings)
   check(fs::is_directory(dir_), "cannot use '{}' as the run directory: it exists and is not a directory", dir_.string());
 
   // Nothing in the directory is changed yet (see run.h): only check that
-  // files can be created in it.
+  // files can be created in it (never through a link left at the probe's name).
   const fs::path probe = dir_ / fmt::format(".write-test-{}", ::getpid());
-  {
-    std::ofstream test(probe);
-    check(test.is_open(), "cannot write in the run directory '{}': {}", dir_.string(), std::strerror(errno));
-  }
+  ::unlink(probe.c_str());
+  const int test = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  check(test >= 0, "cannot write in the run directory '{}': {}", dir_.string(), std::strerror(errno));
+  ::close(test);
   fs::remove(probe, ec);
   lock_directory();
 

@@ -74,6 +74,9 @@ TranslationData read_translation_data(const TranslationConfig& cfg, Run& run) {
   run.note(fmt::format("{}: {} training, {} validation, {} test pairs",
                        cfg.train_src.empty() ? "synthetic task" : cfg.train_src, corpus.train.size(),
                        corpus.valid.size(), corpus.test.size()));
+  // The validations write <out>/hypotheses/: a link there is refused now, not after the first steps.
+  check(!fs::is_symlink(run.path("hypotheses")), "'{}' is a symbolic link; the run writes only into its own "
+        "directory", run.path("hypotheses"));
   // A new subword model stays in memory until training starts (save_new_subwords).
   const std::string subword_path = run.path("subword.model");
   const bool saved = run.resuming() && fs::exists(subword_path);
