@@ -38,6 +38,7 @@
 #include "rmsgrad/autograd/weight_norm.h"
 #include "rmsgrad/core/checkpoint.h"
 #include "rmsgrad/core/error.h"
+#include "rmsgrad/core/escape_bytes.h"
 #include "rmsgrad/core/gemm.h"
 #include "rmsgrad/core/observer.h"
 #include "rmsgrad/core/parallel.h"

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "bench/bench_cli.h"
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/dist/process_group.h"
 #include "rmsgrad/core/polite_threads.h"
@@ -28,11 +29,11 @@ int main(int argc, char** argv) {
   dist::ProcessGroup& group = dist::ProcessGroup::world();
   int64_t min_kib = 4, max_kib = 64 * 1024;
   int repeats = 20;
-  CLI::App app{"Time MPI sums of float32 buffers from 4 KiB to 64 MiB (run under mpirun)"};
+  CLI::App app{"Time MPI sums of float32 buffers from 4 KiB to 64 MiB (run under mpirun)", "bench_allreduce"};
   app.add_option("--min-kib", min_kib, "smallest buffer, KiB")->check(CLI::PositiveNumber);
   app.add_option("--max-kib", max_kib, "largest buffer, KiB")->check(CLI::PositiveNumber);
   app.add_option("--repeats", repeats, "timed sums per size (after two warm-ups)")->check(CLI::PositiveNumber);
-  CLI11_PARSE(app, argc, argv);
+  if (int code = bench::parse_bench_flags(app, argc, argv); code >= 0) return code;
   try {
     check(group.distributed(), "bench_allreduce: run it under mpirun with at least 2 processes");
     const double ring = 2.0 * (group.size() - 1) / group.size();

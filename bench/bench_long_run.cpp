@@ -31,6 +31,7 @@
 //
 // Usage: bench_long_run [--model rnnsearch|reader] [--steps N] [--warmup W] [--report R]
 //                       [--batch B] [--len L] [--hidden H] [--vocab V] [--threads T] [--seed S]
+// (bench_long_run --help lists them with their defaults.)
 #include <algorithm>
 #include <chrono>
 #include <ctime>
@@ -40,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_cli.h"
 #include "bench/model_steps/model_step.h"
 #include "rmsgrad/core/polite_threads.h"
 #include "rmsgrad/rmsgrad.h"
@@ -70,29 +72,27 @@ int main(int argc, char** argv) {
   int64_t steps = 10000, warmup = 1000, report = 500, batch = 32, len = 30, hidden = 32, vocab = 500;
   int threads = 1;
   uint64_t seed = 7;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    const bool has_value = i + 1 < argc;
-    if (a == "--model" && has_value) model = argv[++i];
-    else if (a == "--steps" && has_value) steps = std::stoll(argv[++i]);
-    else if (a == "--warmup" && has_value) warmup = std::stoll(argv[++i]);
-    else if (a == "--report" && has_value) report = std::stoll(argv[++i]);
-    else if (a == "--batch" && has_value) batch = std::stoll(argv[++i]);
-    else if (a == "--len" && has_value) len = std::stoll(argv[++i]);
-    else if (a == "--hidden" && has_value) hidden = std::stoll(argv[++i]);
-    else if (a == "--vocab" && has_value) vocab = std::stoll(argv[++i]);
-    else if (a == "--threads" && has_value) threads = std::stoi(argv[++i]);
-    else if (a == "--seed" && has_value) seed = std::stoull(argv[++i]);
-    else {
-      std::fprintf(stderr, "bench_long_run: unknown argument '%s' (see the top of bench/bench_long_run.cpp)\n",
-                   a.c_str());
-      return 2;
-    }
-  }
+  CLI::App app{"Trains one model on batches of changing shape for thousands of steps and checks that memory and "
+               "step time stay flat", "bench_long_run"};
+  app.add_option("--model", model, "the model: rnnsearch, or reader (varies the document length)")
+      ->check(CLI::IsMember({"rnnsearch", "reader"}))->capture_default_str();
+  app.add_option("--steps", steps, "steps in all")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--warmup", warmup, "steps before the first measurement")->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--report", report, "steps per printed line")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--batch", batch, "the largest batch; each is drawn from [batch/2, batch]")
+      ->check(CLI::Range(int64_t{2}, int64_t{1} << 20))->capture_default_str();
+  app.add_option("--len", len, "the longest sequence; each is drawn from [len/4, len]")
+      ->check(CLI::Range(int64_t{4}, int64_t{1} << 20))->capture_default_str();
+  app.add_option("--hidden", hidden, "embedding and hidden size")->check(CLI::Range(int64_t{1}, int64_t{1} << 16))
+      ->capture_default_str();
+  app.add_option("--vocab", vocab, "vocabulary size")->check(CLI::Range(int64_t{5}, int64_t{1} << 24))
+      ->capture_default_str();
+  app.add_option("--threads", threads, "threads")->check(CLI::Range(1, kMaxThreads))->capture_default_str();
+  app.add_option("--seed", seed, "seed of the drawn shapes")->capture_default_str();
+  if (int code = bench::parse_bench_flags(app, argc, argv); code >= 0) return code;
   try {
-    check(model == "rnnsearch" || model == "reader", "bench_long_run: --model is rnnsearch or reader");
-    check(steps > warmup && warmup > 0 && report > 0 && batch >= 2 && len >= 4 && hidden > 0 && vocab > 4,
-          "bench_long_run: need steps > warmup > 0, report > 0, batch ≥ 2, len ≥ 4, hidden and vocab > 4");
+    check(steps > warmup, "--steps {} must be more than --warmup {}", steps, warmup);
     set_num_threads(threads);
     bench::Sizes sizes;
     for (const auto& [key, value] : {std::pair<std::string, int64_t>{"batch", batch}, {"vocab", vocab},
@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
                 flat ? "true" : "false");
     return flat ? 0 : 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_long_run: %s\n", e.what());
+    std::fprintf(stderr, "error: %s\n", one_line_escaped(e.what()).c_str());
     return 1;
   }
 }

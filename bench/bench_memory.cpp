@@ -27,7 +27,7 @@
 //                      that had not yet recorded itself)
 //
 // Usage: bench_memory [--model rnnsearch|reader|order_embedding|convpool|all] [--sizes bench|real|longest|worst|all]
-//                     [--norm N] [--threads T] [--steps S]
+//                     [--norm N] [--threads T] [--steps S]   (bench_memory --help lists the defaults)
 #include <spawn.h>
 #include <sys/wait.h>
 
@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "bench/allocation_accounting.h"
+#include "bench/bench_cli.h"
 #include "bench/memory_sizes.h"
 #include "bench/process_memory.h"
 #include "rmsgrad/core/allocator.h"
@@ -111,23 +112,19 @@ int run_child(const char* self, const Flags& f, const std::string& model, const 
 int main(int argc, char** argv) {
   rg::restart_with_polite_threads(argv);  // as the drivers run: short OpenMP spins
   Flags f;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    const bool has_value = i + 1 < argc;
-    if (a == "--model" && has_value) f.model = argv[++i];
-    else if (a == "--sizes" && has_value) f.sizes = argv[++i];
-    else if (a == "--norm" && has_value) f.norm = argv[++i];
-    else if (a == "--threads" && has_value) f.threads = std::stoi(argv[++i]);
-    else if (a == "--steps" && has_value) f.steps = std::stoi(argv[++i]);
-    else {
-      std::fprintf(stderr, "bench_memory: unknown argument '%s' (usage: bench_memory [--model M|all] "
-                           "[--sizes bench|real|longest|worst|all] [--norm N] [--threads T] [--steps S])\n",
-                   a.c_str());
-      return 2;
-    }
-  }
+  CLI::App app{"What a training step of each paper model holds in memory, each measured in a fresh process",
+               "bench_memory"};
+  app.add_option("--model", f.model, "rnnsearch, reader, order_embedding, convpool, or all")
+      ->check(CLI::IsMember({"rnnsearch", "reader", "order_embedding", "convpool", "all"}))->capture_default_str();
+  app.add_option("--sizes", f.sizes, "bench, real, longest, worst, or all (bench and real)")
+      ->check(CLI::IsMember({"bench", "real", "longest", "worst", "all"}))->capture_default_str();
+  app.add_option("--norm", f.norm, "the norm of every model")->capture_default_str();
+  app.add_option("--threads", f.threads, "threads")->check(CLI::Range(1, kMaxThreads))->capture_default_str();
+  app.add_option("--steps", f.steps, "steps; the last is measured")->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  if (int code = bench::parse_bench_flags(app, argc, argv); code >= 0) return code;
   try {
-    check(f.threads > 0 && f.steps > 0, "bench_memory: threads and steps must be positive");
+    parse_norm_kind(f.norm);  // an unknown norm fails here, before any child starts
     if (f.model != "all" && f.sizes != "all") {
       measure(f);
       return 0;
@@ -146,7 +143,7 @@ int main(int argc, char** argv) {
       }
     return failures == 0 ? 0 : 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_memory: %s\n", e.what());
+    std::fprintf(stderr, "error: %s\n", one_line_escaped(e.what()).c_str());
     return 1;
   }
 }

@@ -4,6 +4,11 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
 
 #include "rmsgrad/core/error.h"
 
@@ -20,6 +25,44 @@ void ensure_initialised() {
   set_num_threads(std::max(1, omp_get_max_threads()));
 }
 }  // namespace
+
+std::string omp_num_threads_problem() {
+  const char* value = std::getenv("OMP_NUM_THREADS");
+  if (value == nullptr) return {};
+  const std::string_view text = value;
+  const std::string wanted =
+      fmt::format("give 1 to {} threads (of a list such as 4,2 the first counts), or unset it", kMaxThreads);
+  if (text.empty()) return "OMP_NUM_THREADS is set but empty (an unset shell variable?); " + wanted;
+  // Each item of the comma-separated list: blanks, decimal digits, blanks.
+  uint64_t first = 0;
+  size_t at = 0;
+  for (int item = 0;; ++item) {
+    while (at < text.size() && std::isspace(static_cast<unsigned char>(text[at]))) ++at;
+    const size_t digits = at;
+    uint64_t number = 0;
+    for (; at < text.size() && text[at] >= '0' && text[at] <= '9'; ++at)
+      number = std::min<uint64_t>(number * 10 + static_cast<uint64_t>(text[at] - '0'), UINT32_MAX);  // no wrap
+    const bool is_number = at > digits;
+    while (at < text.size() && std::isspace(static_cast<unsigned char>(text[at]))) ++at;
+    if (!is_number || (at < text.size() && text[at] != ','))
+      return fmt::format("OMP_NUM_THREADS is '{}', not a number of threads; {}", text, wanted);
+    if (number == 0)
+      return fmt::format("OMP_NUM_THREADS is '{}': no threads{}; {}", text, item == 0 ? "" : " for a nested level",
+                         wanted);
+    if (item == 0) first = number;
+    if (at == text.size()) break;
+    ++at;  // the comma
+  }
+  if (first > static_cast<uint64_t>(kMaxThreads))
+    return fmt::format("OMP_NUM_THREADS is '{}', more threads than the {} a program may use; {}", text, kMaxThreads,
+                       wanted);
+  return {};
+}
+
+void check_omp_num_threads() {
+  const std::string problem = omp_num_threads_problem();
+  check(problem.empty(), "{}", problem);
+}
 
 void set_num_threads(int n) {
   check(n >= 1, "set_num_threads: need at least one thread, got {}", n);

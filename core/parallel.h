@@ -9,8 +9,11 @@
 // microseconds, more than a tiny op takes.
 #include <cstdint>
 #include <functional>
+#include <string>
 
 namespace rg {
+
+inline constexpr int kMaxThreads = 4096;  // the most threads a program is given (--threads)
 
 void set_num_threads(int n);  // n >= 1: the threads to use
 int num_threads();            // the threads in use: n, or fewer while use_threads(k) holds some back
@@ -19,6 +22,18 @@ int requested_threads();      // n, as set_num_threads set it
 // or set_num_threads. core/polite_threads.h's FreeCoreFollower calls it
 // between training steps, when a loop asks it to follow the free cores.
 void use_threads(int k);
+
+// Without set_num_threads the count is libgomp's, from OMP_NUM_THREADS, read
+// before main() starts. libgomp warns about a value it cannot read and runs
+// on with every core; it takes 99999 as it is, and 1e12 wraps to a negative
+// count. So a program checks the variable before its first step: this throws
+// an rg::Error naming the variable and its value unless it is unset or a
+// whole number of threads from 1 to kMaxThreads (surrounding blanks allowed).
+// A list such as "4,2" (threads per level of nested regions) counts its first
+// number, as libgomp does; every number must be a whole number above 0. An
+// empty value is refused (an unset shell variable?). Run's constructor calls it.
+void check_omp_num_threads();
+std::string omp_num_threads_problem();  // the same, as a message ("" when sound)
 
 // Typical grains, in elements, for kernels of different weight per element.
 inline constexpr int64_t kGrainElementwise = 32768;  // a few flops per element

@@ -21,6 +21,9 @@ namespace rg {
 void restart_with_polite_threads(char** argv) {
   if (std::getenv("GOMP_SPINCOUNT") != nullptr || std::getenv("OMP_WAIT_POLICY") != nullptr) return;
   if (argv == nullptr || argv[0] == nullptr) return;
+  // The program will refuse this OMP_NUM_THREADS (Run checks it); starting
+  // again would only print libgomp's warning about it a second time.
+  if (!omp_num_threads_problem().empty()) return;
   // The program's own file, by its real path: executed through the
   // /proc/self/exe link the process would be named "exe" (ps, pgrep).
   char file[PATH_MAX + 1];

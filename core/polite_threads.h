@@ -34,8 +34,9 @@
 // libgomp's default, and set one when running under a tool that would not
 // follow the re-execution (valgrind without --trace-children). Where the
 // program cannot be re-executed it returns and runs on with libgomp's
-// default. Objects built before main() are built twice; the experiment
-// drivers have none.
+// default; so it does when OMP_NUM_THREADS is one the program will refuse
+// (check_omp_num_threads, core/parallel.h). Objects built before main() are
+// built twice; the experiment drivers have none.
 #include <optional>
 
 namespace rg {

@@ -288,6 +288,22 @@ TEST_CASE("the bad-input catalog: every entry fails clearly and leaves the run f
        "c.toml starts with a UTF-8 byte-order mark"},
       {"flag_config_octal", kCifar, "--out {out} --config {in}/c.toml", {{"c.toml", "steps = \"010\"\n"}},
        "--steps takes a decimal whole number, got 010"},
+      // ---- OMP_NUM_THREADS: checked before the first step, in every driver (core/parallel.h) ----
+      {"omp_not_a_number", "OMP_NUM_THREADS=abc " + kCifar, "--out {out}", {},
+       "error: OMP_NUM_THREADS is 'abc', not a number of threads; give 1 to 4096 threads"},
+      {"omp_zero", "OMP_NUM_THREADS=0 " + kOrder, "--out {out}", {}, "OMP_NUM_THREADS is '0': no threads"},
+      {"omp_negative", "OMP_NUM_THREADS=-3 " + kReader, "--out {out}", {}, "OMP_NUM_THREADS is '-3', not a number"},
+      {"omp_empty", "OMP_NUM_THREADS= " + kTranslate, "--out {out}", {}, "OMP_NUM_THREADS is set but empty"},
+      {"omp_too_many", "OMP_NUM_THREADS=99999 " + kTransformer, "--out {out}", {},
+       "OMP_NUM_THREADS is '99999', more threads than the 4096"},
+      {"omp_nested_zero", "OMP_NUM_THREADS=2,0 " + kCifar, "--out {out}", {}, "no threads for a nested level"},
+      {"omp_translate", "OMP_NUM_THREADS=abc " + translate, "", {{"input.txt", "ein hund\n"}},
+       "OMP_NUM_THREADS is 'abc'"},
+      // ---- paths are bytes: one that is not UTF-8 is named, escaped, never a JSON library's error ----
+      {"data_not_utf8", kCifar, "--out {out} --data '{in}/d\xfe'", {}, "d\\xfe does not exist"},
+      {"out_not_utf8_resume", kCifar, "--resume --out '{in}/run\xff'", {}, "run\\xff' (no such directory)"},
+      {"mt_source_not_utf8", parallel, "--test-src '{in}/t\xff\n' --test-tgt {in}/t", {{"s", "a\n"}, {"t", "b\n"}},
+       "t\\xff\\x0a"},
       // ---- the run folder: never mixed, never changed by a run that does not train ----
       {"run_folder_holds_a_run", cifar_run, "--steps 1 --out {out}", {}, "holds a run (config.json, metrics.jsonl, "
        "train.log): --resume continues it, --overwrite moves its files", /*overwrite=*/false},

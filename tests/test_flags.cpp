@@ -61,6 +61,21 @@ TEST_CASE("flags: an unknown flag or a bad value is one clear error line") {
   }
 }
 
+TEST_CASE("flags: a value that is not UTF-8 (a path) is recorded escaped; an error line shows it escaped") {
+  DriverFlags flags;
+  REQUIRE(flags.parse({"--out", "run\xff/\xc3\xa9"}) == -1);
+  CHECK(flags.run.out == "run\xff/\xc3\xa9");  // the path itself is the bytes given
+  const nlohmann::ordered_json settings = flag_settings(flags.app);
+  CHECK(settings["out"] == "run\\xff/\xc3\xa9");
+  CHECK_NOTHROW(settings.dump());
+  CHECK_NOTHROW(run_settings(flags.app));
+  DriverFlags bad;
+  std::string err;
+  CHECK(bad.parse({"--sede\xfe", "3"}, nullptr, &err) == 2);
+  CHECK(err.find("--sede\\xfe") != std::string::npos);
+  CHECK(std::count(err.begin(), err.end(), '\n') == 1);
+}
+
 TEST_CASE("flags: a config file sets flags, the command line overrides it, unknown keys fail") {
   const test::TempDir tmp("config_file");
   const std::filesystem::path& dir = tmp.path;

@@ -173,6 +173,15 @@ TEST_CASE("lm driver: the sampling flags are checked against the text before any
   CHECK_MESSAGE(output.find("error: --prompt has characters the training text lacks: 'T', '!'") != std::string::npos,
                 output);
   CHECK(!fs::exists(prompt / "metrics.jsonl"));  // refused before the first step
+  // A byte that is not UTF-8 is named as a byte, and recording the flag is no JSON error.
+  CHECK(run_driver(common + "--prompt 'the \xff' --out " + prompt.string(), tmp.path, output) == 1);
+  CHECK_MESSAGE(output.find("error: --prompt has characters the training text lacks: byte 0xff;") !=
+                    std::string::npos, output);
+  CHECK(output.find("json") == std::string::npos);
+  CHECK(run_driver(common + "--data '" + (tmp.path / "d\xfe").string() + "' --out " + prompt.string(), tmp.path,
+                   output) == 1);
+  CHECK_MESSAGE(output.find("d\\xfe") != std::string::npos, output);
+  CHECK(output.find("json") == std::string::npos);
   const fs::path top_k = tmp.path / "top_k";
   CHECK(run_driver(common + "--top-k 500 --out " + top_k.string(), tmp.path, output) == 1);
   CHECK_MESSAGE(output.find("error: --top-k 500 is more than the") != std::string::npos, output);

@@ -1,13 +1,16 @@
 // The run directory (train/run.h): config.json, metrics.jsonl and train.log,
 // resume and its recorded changes, --overwrite (the rest of it in
 // test_replaced_run.cpp), links never written through, clear errors for an
-// unusable --out; and the progress bar.
+// unusable --out, paths of any bytes, a bad OMP_NUM_THREADS; and the progress
+// bar.
 #include <doctest/doctest.h>
 
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -19,6 +22,8 @@
 #include "rmsgrad/experiments/common/flags.h"
 #include "rmsgrad/train/progress.h"
 #include "rmsgrad/core/error.h"
+#include "rmsgrad/core/escape_bytes.h"
+#include "rmsgrad/core/parallel.h"
 #include "rmsgrad/train/run.h"
 
 using namespace rg;
@@ -361,6 +366,81 @@ TEST_CASE("run: an --out that cannot be created is one clear error naming the pa
   CHECK(err.str().rfind("error: cannot create the run directory", 0) == 0);
   CHECK(report_errors([] { return 3; }) == 3);
   CHECK(report_errors([] {}) == 0);
+}
+
+TEST_CASE("run: a path that is not UTF-8 is recorded and shown escaped, and a resume finds it the same") {
+  const fs::path root = temp_dir("run_bytes"), dir = root / "run\xff";
+  fs::create_directories(root);
+  const std::string config_file = (root / "c\xfe.toml").string();
+  std::ofstream(config_file) << "lr = 0.5\n";
+  DriverFlags flags;
+  REQUIRE(flags.parse({"--out", dir.string(), "--config", config_file}) == -1);
+  std::string printed = capturing_stdout([&] {
+    Run run(flags.run, run_settings(flags.app));
+    run.begin_training(0);
+  });
+  const json config = json::parse(read_text(dir / "config.json"));
+  CHECK(config["out"] == escape_bytes(dir.string()));
+  CHECK(config["out"].get<std::string>().ends_with("run\\xff"));  // the byte 0xff as the text \xff
+  CHECK(config["config"].get<std::string>().ends_with("c\\xfe.toml"));
+  CHECK(printed.find("run\\xff (fresh)") != std::string::npos);
+  CHECK(read_text(dir / "train.log").find("c\\xfe.toml") != std::string::npos);
+  // Resumed with the same bytes: the same settings, nothing noted as changed.
+  DriverFlags again;
+  REQUIRE(again.parse({"--out", dir.string(), "--config", config_file, "--resume"}) == -1);
+  printed = capturing_stdout([&] {
+    Run run(again.run, run_settings(again.app));
+    run.begin_training(0);
+  });
+  CHECK(printed.find("changed on resume") == std::string::npos);
+  // A Run made in code records its RunOptions (settings_of) the same way.
+  const fs::path coded = root / "d\xfe";
+  capturing_stdout([&] {
+    Run run({.out = coded.string()});
+    run.begin_training(0);
+  });
+  CHECK(json::parse(read_text(coded / "config.json"))["out"].get<std::string>().ends_with("d\\xfe"));
+  // An error naming such a path is one line, the byte written as \xfe.
+  std::ostringstream err;
+  std::streambuf* old = std::cerr.rdbuf(err.rdbuf());
+  CHECK(report_errors([&] { Run run({.out = (root / "no\xfe\nwhere").string(), .resume = true}); }) == 1);
+  std::cerr.rdbuf(old);
+  const std::string line = err.str();
+  CHECK(line.find("no\\xfe\\x0awhere' (no such directory)") != std::string::npos);
+  CHECK(std::count(line.begin(), line.end(), '\n') == 1);
+}
+
+TEST_CASE("run: a bad OMP_NUM_THREADS is refused, naming it, before anything is written") {
+  const char* before = std::getenv("OMP_NUM_THREADS");
+  const std::string saved = before ? before : "";
+  struct Case {
+    const char* value;
+    const char* message;
+  };
+  const fs::path dir = temp_dir("run_omp");
+  for (const Case& c : {Case{"abc", "OMP_NUM_THREADS is 'abc', not a number of threads; give 1 to 4096 threads"},
+                        Case{"0", "OMP_NUM_THREADS is '0': no threads"}, Case{"-3", "is '-3', not a number"},
+                        Case{"", "OMP_NUM_THREADS is set but empty"}, Case{"1e12", "is '1e12', not a number"},
+                        Case{"99999", "is '99999', more threads than the 4096"},
+                        Case{"99999999999999999999999", "more threads than the 4096"},
+                        Case{"2,0", "'2,0': no threads for a nested level"}, Case{"2,", "not a number"},
+                        Case{"+2", "not a number"}, Case{"2 3", "not a number"}}) {
+    CAPTURE(c.value);
+    ::setenv("OMP_NUM_THREADS", c.value, 1);
+    CHECK(omp_num_threads_problem().find(c.message) != std::string::npos);
+    CHECK_THROWS_WITH_AS(capturing_stdout([&] { Run run({.out = dir.string()}); }), doctest::Contains(c.message),
+                         Error);
+    CHECK(!fs::exists(dir));
+  }
+  // What libgomp reads and a run can honour: a list counts its first number.
+  for (const char* good : {"1", "2,1", " 3 ", "\t4", "02", "4096", "3,99999"}) {
+    CAPTURE(good);
+    ::setenv("OMP_NUM_THREADS", good, 1);
+    CHECK(omp_num_threads_problem().empty());
+  }
+  ::unsetenv("OMP_NUM_THREADS");
+  CHECK(omp_num_threads_problem().empty());
+  if (before) ::setenv("OMP_NUM_THREADS", saved.c_str(), 1);
 }
 
 // ---- progress ----

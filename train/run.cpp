@@ -22,6 +22,7 @@
 
 #include "rmsgrad/core/atomic_file.h"
 #include "rmsgrad/core/error.h"
+#include "rmsgrad/core/escape_bytes.h"
 #include "rmsgrad/core/gemm.h"
 #include "rmsgrad/core/parallel.h"
 #include "rmsgrad/dist/process_group.h"
@@ -38,7 +39,7 @@ int print_error(const char* message) {
   clear_progress_line();
   // One write: the processes of an MPI job share the terminal, and two
   // messages written in pieces would interleave.
-  std::cerr << ("error: " + std::string(message) + "\n") << std::flush;
+  std::cerr << ("error: " + one_line_escaped(message) + "\n") << std::flush;
   return 1;
 }
 
@@ -107,7 +108,7 @@ RunSettings settings_of(const RunOptions& options) {
     return Setting{.name = name, .json = value.dump(), .may_change_on_resume = may_change};
   };
   return {.settings = {setting("seed", options.seed), setting("threads", options.threads, true),
-                       setting("out", options.out), setting("resume", options.resume),
+                       setting("out", escape_bytes(options.out)), setting("resume", options.resume),
                        setting("log_every", options.log_every, true), setting("overwrite", options.overwrite),
                        setting("resume_with_changes", options.resume_with_changes),
                        setting("collective_deadline_minutes",
@@ -161,6 +162,7 @@ Run::Run(const RunOptions& options, RunSettings run_settings)
   dist::ProcessGroup& group = dist::ProcessGroup::world();
   if (options.collective_deadline_minutes) group.set_deadline(*options.collective_deadline_minutes * 60.0);
   writer_ = group.writer();
+  check_omp_num_threads();
   if (options.threads > 0)
     set_num_threads(options.threads);
   else if (dist::local_processes() > 1)  // the cores are shared by the job's processes on this machine
@@ -190,12 +192,12 @@ Run::Run(const RunOptions& options, RunSettings run_settings)
         dir_.string());
 
   // Nothing in the directory is changed yet (see run.h): only check that
-  // files can be created in it.
+  // files can be created in it (never through a link left at the probe's name).
   const fs::path probe = dir_ / fmt::format(".write-test-{}", ::getpid());
-  {
-    std::ofstream test(probe);
-    check(test.is_open(), "cannot write in the run directory '{}': {}", dir_.string(), std::strerror(errno));
-  }
+  ::unlink(probe.c_str());
+  const int test = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  check(test >= 0, "cannot write in the run directory '{}': {}", dir_.string(), std::strerror(errno));
+  ::close(test);
   fs::remove(probe, ec);
   lock_directory();
 
@@ -589,9 +591,11 @@ void Run::write_metrics(const std::string& json_line) {
 
 void Run::write_line(const std::string& text, bool timestamp) {
   if (!writer_) return;
+  // A path in a note may hold any bytes; the log is UTF-8 text (core/escape_bytes.h).
   std::string line = timestamp ? fmt::format("[{}] {}", format_duration(
-                                     std::chrono::duration<double>(Clock::now() - created_).count()), text)
-                               : text;
+                                     std::chrono::duration<double>(Clock::now() - created_).count()),
+                                             escape_bytes(text))
+                               : escape_bytes(text);
   clear_progress_line();
   std::cout << line << '\n' << std::flush;
   if (!files_open_) {

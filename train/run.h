@@ -66,7 +66,10 @@
 // Errors: bad flags print one "error: ..." line and exit with 2; an rg::Error
 // from anywhere in the driver (an unusable --out, a NaN loss, a bad
 // checkpoint) prints one "error: <message>" line through run_main and exits
-// with 1.
+// with 1. A byte of a message that is not UTF-8 (a path's) and a control
+// character (a newline in a path) are written as \xHH (core/escape_bytes.h),
+// as config.json, the header and train.log write what is not UTF-8. A bad
+// OMP_NUM_THREADS is such an error, from the constructor (core/parallel.h).
 //
 // Under mpirun (dist/process_group.h) only rank 0 touches the run directory
 // and prints; every rank must have the same settings (the first that differs
@@ -128,7 +131,8 @@ struct RunOptions {
 // One setting of a run, as config.json keeps it.
 struct Setting {
   std::string name;                   // "lr"
-  std::string json;                   // its value as JSON text: 0.1, true, "rmsnorm", [1, 2], null
+  std::string json;                   // its value as JSON text: 0.1, true, "rmsnorm", [1, 2], null;
+                                      // JSON is UTF-8: a path (bytes) goes through escape_bytes (core/escape_bytes.h)
   bool may_change_on_resume = false;  // a change on resume is noted, not refused (threads, the log cadence)
 };
 

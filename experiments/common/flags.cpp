@@ -13,6 +13,9 @@
 #include <fstream>
 #include <iostream>
 
+#include "rmsgrad/core/escape_bytes.h"
+#include "rmsgrad/core/parallel.h"
+
 namespace rg {
 
 namespace fs = std::filesystem;
@@ -102,7 +105,7 @@ json typed_value(const std::string& text, const std::string& type, bool is_flag)
     double d = std::strtod(text.c_str(), &end);
     if (end == text.c_str() + text.size() && std::isfinite(d)) return d;
   }
-  return text;
+  return escape_bytes(text);  // a path is bytes; JSON holds UTF-8 (core/escape_bytes.h)
 }
 
 // A list default is captured as "[1,2,3]".
@@ -203,7 +206,7 @@ void add_run_options(CLI::App& app, RunOptions& options) {
   app.set_config("--config", "", "read flags from a TOML or INI file; keys are flag names (lr = 0.1)");
   app.add_option("--seed", options.seed, "random seed: one seed, one run, on every machine");
   app.add_option("--threads", options.threads, "threads for OpenMP and OpenBLAS (0: OMP_NUM_THREADS or all cores)")
-      ->check(in_range(0, 4096));
+      ->check(in_range(0, kMaxThreads));
   app.add_option("--out", options.out, "run directory: config.json, metrics.jsonl, train.log, checkpoints");
   app.add_flag("--resume", options.resume, "continue the run in --out from its last checkpoint");
   app.add_flag("--resume-with-changes", options.resume_with_changes,
@@ -289,7 +292,7 @@ std::optional<int> parse_flags(CLI::App& app, int argc, const char* const* argv,
                                std::ostream& err) {
   std::string program = argc > 0 ? fs::path(argv[0]).filename().string() : app.get_name();
   auto fail = [&](const std::string& what) {
-    err << "error: " << what << "; see " << program << " --help\n";
+    err << one_line_escaped("error: " + what + "; see " + program + " --help") << '\n';
     return 2;
   };
   if (const std::string config = config_file(argc, argv); !config.empty()) {

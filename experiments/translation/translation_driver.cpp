@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "rmsgrad/core/escape_bytes.h"
 #include "rmsgrad/core/parallel.h"
 #include "rmsgrad/dist/batch_share.h"
 #include "rmsgrad/experiments/common/bleu.h"
@@ -74,6 +75,9 @@ TranslationData read_translation_data(const TranslationConfig& cfg, Run& run) {
   run.note(fmt::format("{}: {} training, {} validation, {} test pairs",
                        cfg.train_src.empty() ? "synthetic task" : cfg.train_src, corpus.train.size(),
                        corpus.valid.size(), corpus.test.size()));
+  // The validations write <out>/hypotheses/: a link there is refused now, not after the first steps.
+  check(!fs::is_symlink(run.path("hypotheses")), "'{}' is a symbolic link; the run writes only into its own "
+        "directory", run.path("hypotheses"));
   // A new subword model stays in memory until training starts (save_new_subwords).
   const std::string subword_path = run.path("subword.model");
   const bool saved = run.resuming() && path_exists(subword_path);
@@ -265,8 +269,9 @@ void translate_file(Seq2Seq& model, const Subword& subword, const TranslationCon
   } else {
     std::error_code ec;  // through a link to a file, the file is replaced, not the link
     write_lines(path_exists(cfg.output) ? fs::canonical(cfg.output, ec).string() : cfg.output, out);
-    std::cerr << fmt::format("translated {} lines of {} into {} with {}\n", out.size(), cfg.translate, cfg.output,
-                             weights.string());
+    std::cerr << escape_bytes(fmt::format("translated {} lines of {} into {} with {}", out.size(), cfg.translate,
+                                          cfg.output, weights.string()))
+              << '\n';
   }
 }
 
@@ -274,6 +279,7 @@ namespace {
 
 // --translate: the model of the run in --out translates a file.
 int translate(TranslationConfig cfg, TranslationModelDriver& model_driver) {
+  check_omp_num_threads();  // as a Run would
   const SavedSettings saved(cfg.run.out);
   restore_translation_settings(saved, cfg);
   model_driver.restore(saved);
