@@ -83,6 +83,13 @@ TEST_CASE("bad run directories are named in the error") {
   CHECK_THROWS_WITH_AS(find_run_dirs({(tmp.path / "missing").string()}), doctest::Contains("is not a directory"),
                        Error);
   CHECK_THROWS_WITH_AS(find_run_dirs({tmp.path.string()}), doctest::Contains("holds no run"), Error);
+  // A run moved aside by --overwrite is not the folder's run: tabulated only when named.
+  write_run(tmp.path / "a" / "replaced-20261204-120000", "layernorm", 100.0, 12.25);
+  CHECK_THROWS_WITH_AS(find_run_dirs({(tmp.path / "a").string()}),
+                       doctest::Contains("holds no run, only 1 earlier run that --overwrite moved aside"), Error);
+  CHECK(find_run_dirs({(tmp.path / "a" / "replaced-20261204-120000").string()}).size() == 1);
+  write_run(tmp.path / "a" / "seed1", "layernorm", 100.0, 12.0);
+  CHECK(find_run_dirs({(tmp.path / "a").string()}) == std::vector<fs::path>{tmp.path / "a" / "seed1"});
   fs::create_directories(tmp.path / "r");
   std::ofstream(tmp.path / "r" / "metrics.jsonl") << "{\"step\": 1, \"split\": \"train\"}\nnot json\n";
   CHECK_THROWS_WITH_AS(summarize_run(tmp.path / "r", TableOptions{}), doctest::Contains("line 2"), Error);

@@ -62,10 +62,16 @@ std::vector<fs::path> find_run_dirs(const std::vector<std::string>& paths) {
       runs.emplace_back(p);
       continue;
     }
-    std::vector<fs::path> children;
+    // A replaced-<time>/ folder holds an earlier run that --overwrite moved
+    // aside: not this folder's run, and tabulated only when named itself.
+    std::vector<fs::path> children, replaced;
     std::error_code ec;
     for (const fs::directory_entry& entry : entries_of(p))
-      if (entry.is_directory(ec) && is_file(entry.path() / "metrics.jsonl")) children.push_back(entry.path());
+      if (entry.is_directory(ec) && is_file(entry.path() / "metrics.jsonl"))
+        (entry.path().filename().string().rfind("replaced-", 0) == 0 ? replaced : children).push_back(entry.path());
+    check(!children.empty() || replaced.empty(), "paper_table: {} holds no run, only {} earlier run{} that --overwrite "
+          "moved aside (replaced-*/); name one of those to tabulate it", p, replaced.size(),
+          replaced.size() == 1 ? "" : "s");
     check(!children.empty(), "paper_table: {} holds no run (no metrics.jsonl in it or its subdirectories)", p);
     std::sort(children.begin(), children.end());
     runs.insert(runs.end(), children.begin(), children.end());
