@@ -5,10 +5,11 @@
 
 namespace rg {
 
-Embedding::Embedding(int64_t vocab_size, int64_t embedding_dim, Generator& gen, float stddev) {
+Embedding::Embedding(int64_t vocab_size, int64_t embedding_dim, Generator& gen, float stddev, float center) {
   check(vocab_size > 0 && embedding_dim > 0, "Embedding: sizes must be positive, got V = {}, E = {}", vocab_size,
         embedding_dim);
-  weight = register_parameter("weight", init_normal(Shape{vocab_size, embedding_dim}, stddev, gen));
+  Tensor w = shift_center(init_normal(Shape{vocab_size, embedding_dim}, stddev, gen), center);
+  weight = register_parameter("weight", w);
 }
 
 Var Embedding::forward(const Indices& ids) {

@@ -12,15 +12,21 @@ namespace rg {
 
 namespace {
 
-// [rows, cols] with every cols×cols block orthogonal (or N(0, σ)).
+// [rows, cols] from N(init.center, σ²).
+Tensor input_weight(int64_t rows, int64_t cols, const GRUInit& init, Generator& gen) {
+  return shift_center(init_normal(Shape{rows, cols}, init.stddev, gen), init.center);
+}
+
+// [rows, cols] with every cols×cols block orthogonal (or N(0, σ)), then
+// moved to init.center.
 Tensor recurrent_weight(int64_t rows, int64_t cols, const GRUInit& init, Generator& gen) {
-  if (!init.orthogonal_recurrent) return init_normal(Shape{rows, cols}, init.stddev, gen);
+  if (!init.orthogonal_recurrent) return input_weight(rows, cols, init, gen);
   Tensor w = Tensor::empty(Shape{rows, cols});
   for (int64_t block = 0; block < rows / cols; ++block) {
     Tensor q = orthogonal(Shape{cols, cols}, gen);
     std::copy_n(q.data(), cols * cols, w.data() + block * cols * cols);
   }
-  return w;
+  return shift_center(w, init.center);
 }
 
 }  // namespace
@@ -42,9 +48,9 @@ GRUCell::GRUCell(int64_t input_size, int64_t hidden_size, const NormOptions& nor
     weight_gains_.push_back(register_parameter(std::string(name) + "_g", weight_norm_gains(w)));
     return v;
   };
-  weight_x_gates = weight("weight_x_gates", init_normal(Shape{2 * h, input_size}, init.stddev, gen));
+  weight_x_gates = weight("weight_x_gates", input_weight(2 * h, input_size, init, gen));
   bias_gates = register_parameter("bias_gates", Tensor::zeros(Shape{2 * h}));
-  weight_x_cand = weight("weight_x_cand", init_normal(Shape{h, input_size}, init.stddev, gen));
+  weight_x_cand = weight("weight_x_cand", input_weight(h, input_size, init, gen));
   bias_cand = register_parameter("bias_cand", Tensor::zeros(Shape{h}));
   weight_h_gates = weight("weight_h_gates", recurrent_weight(2 * h, h, init, gen));
   weight_h_cand = weight("weight_h_cand", recurrent_weight(h, h, init, gen));
@@ -166,6 +172,7 @@ ConditionalGRU::ConditionalGRU(int64_t embedding_size, int64_t hidden_size, int6
   WeightInit attention_init;
   attention_init.kind = WeightInitKind::Normal;
   attention_init.stddev = init.stddev;
+  attention_init.center = init.center;
   register_module("attention", attention, std::make_shared<MLPAttention>(context_size, hidden_size, attention_size, norm, gen, attention_init));
   register_module("gru2", gru2, std::make_shared<GRUCell>(context_size, hidden_size, norm, gen, init));
 }

@@ -35,6 +35,7 @@ namespace rg {
 struct GRUInit {
   float stddev = 0.01f;             // N(0, σ) for input weights (Nematus)
   bool orthogonal_recurrent = true; // each H×H block of U orthogonal
+  float center = 0.0f;              // added to every weight (not the biases): the paper's Figure 4 uses 0.2
 };
 
 class GRUCell : public Module {

@@ -29,6 +29,12 @@ Tensor init_normal(const Shape& shape, float stddev, Generator& gen) {
   return normal(shape, 0.0f, stddev, gen);
 }
 
+Tensor shift_center(Tensor weight, float center) {
+  if (center != 0.0f)
+    for (float& w : weight.span()) w += center;
+  return weight;
+}
+
 Fans weight_fans(const Shape& shape) {
   check(shape.rank() >= 2 && shape.numel() > 0, "weight_fans: needs a non-empty weight of rank ≥ 2, got {}", shape);
   const int64_t receptive = shape.numel() / (shape[0] * shape[1]);  // kh · kw for conv, 1 for dense
@@ -91,7 +97,9 @@ Tensor orthogonal(const Shape& shape, Generator& gen) {
   return q;
 }
 
-Tensor make_weight(const Shape& shape, const WeightInit& init, Generator& gen) {
+namespace {
+
+Tensor drawn_weight(const Shape& shape, const WeightInit& init, Generator& gen) {
   switch (init.kind) {
     case WeightInitKind::XavierUniform: return xavier_uniform(shape, gen);
     case WeightInitKind::Normal: return init_normal(shape, init.stddev, gen);
@@ -102,6 +110,12 @@ Tensor make_weight(const Shape& shape, const WeightInit& init, Generator& gen) {
     }
   }
   throw Error("make_weight: unknown WeightInitKind");
+}
+
+}  // namespace
+
+Tensor make_weight(const Shape& shape, const WeightInit& init, Generator& gen) {
+  return shift_center(drawn_weight(shape, init, gen), init.center);
 }
 
 }  // namespace rg

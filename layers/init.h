@@ -6,6 +6,8 @@
 //   init_constant   every value v
 //   init_uniform    U(lo, hi)
 //   init_normal     N(0, σ²)
+//   shift_center    w + c: any of these centred at c instead of 0 (the paper's
+//                   Figure 4 moves RNNSearch's weights to c = 0.2)
 //   xavier_uniform  U(−a, a), a = sqrt(6 / (fan_in + fan_out)), so that
 //                   Var(w) = a²/3 = 2 / (fan_in + fan_out)    (Glorot & Bengio 2010)
 //   orthogonal      Q of the QR decomposition A = QR of a standard normal
@@ -32,6 +34,7 @@ Tensor init_uniform(const Shape& shape, float lo, float hi, Generator& gen);
 Tensor init_normal(const Shape& shape, float stddev, Generator& gen);
 Tensor xavier_uniform(const Shape& shape, Generator& gen);
 Tensor orthogonal(const Shape& shape, Generator& gen);
+Tensor shift_center(Tensor weight, float center);
 
 // fan_in and fan_out of a weight of rank ≥ 2, as defined above.
 struct Fans {
@@ -49,6 +52,7 @@ enum class WeightInitKind {
 struct WeightInit {
   WeightInitKind kind = WeightInitKind::XavierUniform;
   float stddev = 0.01f;  // Normal only
+  float center = 0.0f;   // added to every value, whatever the kind (shift_center)
 };
 
 // A new weight of `shape` drawn as `init` says.

@@ -50,7 +50,7 @@ ConvPoolCnnC::ConvPoolCnnC(const ConvPoolCnnOptions& options, Generator& init_ge
     conv_options.weight_norm = weight_norm;
     // Salimans' code draws v from N(0, 0.05²) and lets the data-dependent
     // init set the scale; the others start from Glorot's uniform.
-    conv_options.init = weight_norm ? WeightInit{WeightInitKind::Normal, 0.05f} : WeightInit{};
+    conv_options.init = weight_norm ? WeightInit{.kind = WeightInitKind::Normal, .stddev = 0.05f} : WeightInit{};
     const std::string n = std::to_string(i + 1);
     ConvBlock& b = blocks_.emplace_back();
     register_module("conv" + n, b.conv, std::make_shared<Conv2d>(s.in, s.out, s.kernel, init_gen, conv_options));
@@ -66,7 +66,7 @@ ConvPoolCnnC::ConvPoolCnnC(const ConvPoolCnnOptions& options, Generator& init_ge
   LinearOptions dense_options;
   dense_options.bias = layer_bias;
   dense_options.weight_norm = weight_norm;
-  dense_options.init = weight_norm ? WeightInit{WeightInitKind::Normal, 0.05f} : WeightInit{};
+  dense_options.init = weight_norm ? WeightInit{.kind = WeightInitKind::Normal, .stddev = 0.05f} : WeightInit{};
   register_module("dense", dense_, std::make_shared<Linear>(c2, options.classes, init_gen, dense_options));
   // pRMSNorm's partial RMS over 12.5% of 10 logits would be the magnitude of
   // logit 0 alone, and 1/|x_0| is unbounded (at the start the loss is ~15 and

@@ -1,6 +1,8 @@
 // RNNSearch; the equations are in rnnsearch.h.
 #include "rmsgrad/models/rnnsearch.h"
 
+#include <cmath>
+
 #include "rmsgrad/autograd/attention_ops.h"
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/layers/init.h"
@@ -27,17 +29,23 @@ RNNSearch::RNNSearch(const RNNSearchOptions& options, Generator& gen, Generator&
         o.source_vocab, o.target_vocab, o.embed, o.hidden);
   check(o.dropout >= 0.0f && o.dropout < 1.0f, "RNNSearch: dropout must be in [0, 1), got {}", o.dropout);
   check(o.norm.kind != NormKind::BatchNorm, "RNNSearch: batchnorm is not one of the paper's MT norms");
+  check(std::isfinite(o.init_center), "RNNSearch: init_center must be finite, got {}", o.init_center);
   const int64_t context = 2 * o.hidden;
   if (o.attention <= 0) o.attention = context;
   GRUInit gru_init;
   gru_init.stddev = o.init_stddev;
+  gru_init.center = o.init_center;
   LinearOptions dense;
   dense.init.kind = WeightInitKind::Normal;
   dense.init.stddev = o.init_stddev;
+  dense.init.center = o.init_center;
   dense.weight_norm = o.norm.kind == NormKind::WeightNorm;
 
-  register_module("source_words", source_words, std::make_shared<Embedding>(o.source_vocab, o.embed, gen, o.init_stddev));
-  register_module("target_words", target_words, std::make_shared<Embedding>(o.target_vocab, o.embed, gen, o.init_stddev));
+  auto words = [&](int64_t vocab) {
+    return std::make_shared<Embedding>(vocab, o.embed, gen, o.init_stddev, o.init_center);
+  };
+  register_module("source_words", source_words, words(o.source_vocab));
+  register_module("target_words", target_words, words(o.target_vocab));
   register_module("encoder", encoder, std::make_shared<BiGRU>(o.embed, o.hidden, o.norm, gen, gru_init));
   register_module("init_state", init_state, std::make_shared<Linear>(context, o.hidden, gen, dense));
   register_module("norm_init", norm_init, make_norm(o.norm, o.hidden));

@@ -15,8 +15,10 @@
 //             real tokens and averaged over sentences (Nematus' per-sentence cost)
 //
 // Every GRU carries the paper's four normalized groups. Weights start as
-// N(0, 0.01²) and square recurrent blocks orthogonal (Nematus' init). Dropout
-// (training only) acts on the word vectors and on t_j.
+// N(0, 0.01²) and square recurrent blocks orthogonal (Nematus' init); with
+// init_center c every weight matrix (embeddings, GRU, attention and output
+// weights) is moved by c, biases and norm gains are not (the paper's Figure 4:
+// c = 0.2). Dropout (training only) acts on the word vectors and on t_j.
 //
 // With teacher forcing the decoder runs its recurrence step by step but
 // everything that depends on a step's result only — the three deep-output
@@ -47,6 +49,7 @@ struct RNNSearchOptions {
   float dropout = 0.0f;     // on word vectors and on the deep output t
   float label_smoothing = 0.1f;
   float init_stddev = 0.01f;
+  float init_center = 0.0f;  // added to every weight matrix's initial values (above)
 };
 
 // What the decoder needs from the source, time-major, for B rows (sentences,

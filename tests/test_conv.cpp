@@ -389,8 +389,8 @@ TEST_CASE("Conv2d: parameter names, weight norm starting at the plain weight, gr
 
 TEST_CASE("Conv2d's data-dependent init gives each channel mean 0 and variance 1 on the batch") {
   Generator gen(14);
-  Conv2d conv(3, 5, 3, gen,
-              Conv2dOptions{.padding = 1, .weight_norm = true, .init = WeightInit{WeightInitKind::Normal, 0.05f}});
+  const WeightInit init{.kind = WeightInitKind::Normal, .stddev = 0.05f};
+  Conv2d conv(3, 5, 3, gen, Conv2dOptions{.padding = 1, .weight_norm = true, .init = init});
   Var x = constant(normal(Shape{6, 3, 7, 7}, 0.5f, 2.0f, gen));  // off-centre, not unit scale
   conv.init_from_batch(x);
   NoGradGuard no_grad;

@@ -216,3 +216,43 @@ TEST_CASE("RNNSearch: bad shapes and settings are clear errors") {
   Tensor empty_mask = Tensor::zeros(tiny.src.mask.shape());
   CHECK_THROWS_WITH_AS(model.encode(tiny.src.ids, empty_mask), doctest::Contains("empty"), Error);
 }
+
+TEST_CASE("init_center moves every weight matrix by the centre, biases and norm gains not at all") {
+  // The same draws with and without the centre: each weight matrix (rank 2:
+  // embeddings, GRU, attention, output) is the centred one plus 0.2, every
+  // vector (biases, gains) the same. Means: an N(0, σ²) matrix of n values
+  // has a mean within 6σ/√n of its centre but once in ~10⁹; an orthogonal
+  // H×H block Q, |1ᵀQ1| ≤ ‖1‖·‖Q1‖ = H, so its mean is within 1/H, always.
+  RNNSearchOptions o = tiny_options(NormKind::RMSNorm, 0.01f);
+  o.hidden = 16;
+  o.embed = 8;
+  Generator gen0(5), noise0(6), gen1(5), noise1(6);
+  RNNSearch centred(o, gen0, noise0);
+  o.init_center = 0.2f;
+  RNNSearch moved(o, gen1, noise1);
+  const NamedParameters before = centred.named_parameters(), after = moved.named_parameters();
+  REQUIRE(before.size() == after.size());
+  int matrices = 0;
+  for (size_t i = 0; i < before.size(); ++i) {
+    const auto& [name, w0] = before[i];
+    const Tensor &a = w0.value(), &b = after[i].second.value();
+    CAPTURE(name);
+    REQUIRE(after[i].first == name);
+    if (a.shape().rank() != 2) {
+      for (int64_t k = 0; k < a.numel(); ++k) CHECK(b.data()[k] == a.data()[k]);
+      continue;
+    }
+    ++matrices;
+    double mean0 = 0.0, mean1 = 0.0;
+    for (int64_t k = 0; k < a.numel(); ++k) {
+      CHECK(std::abs(b.data()[k] - a.data()[k] - 0.2f) < 1e-6f);
+      mean0 += a.data()[k] / static_cast<double>(a.numel());
+      mean1 += b.data()[k] / static_cast<double>(b.numel());
+    }
+    const bool orthogonal = name.find("weight_h_") != std::string::npos;
+    const double tolerance = orthogonal ? 1.0 / o.hidden : 6.0 * 0.01 / std::sqrt(static_cast<double>(a.numel()));
+    CHECK(std::abs(mean0) <= tolerance);
+    CHECK(std::abs(mean1 - 0.2) <= tolerance);
+  }
+  CHECK(matrices == 26);  // embeddings 2, encoder GRUs 8, decoder GRUs 8, attention 3, initial state 1, output 4
+}

@@ -1,5 +1,7 @@
 #include "rmsgrad/experiments/translation/translation_models.h"
 
+#include "rmsgrad/experiments/translation/translation_driver.h"
+
 namespace rg {
 
 RNNSearchOptions rnnsearch_options(const TranslationConfig& cfg, const RNNSearchSettings& settings, int64_t vocab) {
@@ -11,7 +13,15 @@ RNNSearchOptions rnnsearch_options(const TranslationConfig& cfg, const RNNSearch
   o.norm = cfg.norm;
   o.dropout = cfg.dropout;
   o.label_smoothing = cfg.label_smoothing;
+  o.init_center = settings.init_center;
   return o;
+}
+
+void restore_rnnsearch_settings(const SavedSettings& saved, RNNSearchSettings& settings) {
+  saved.get("embed", settings.embed);
+  saved.get("hidden", settings.hidden);
+  saved.get("attention", settings.attention);
+  saved.get("init-center", settings.init_center);
 }
 
 TransformerOptions transformer_options(const TranslationConfig& cfg, const TransformerSettings& settings,

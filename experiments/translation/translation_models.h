@@ -13,12 +13,17 @@
 
 namespace rg {
 
+class SavedSettings;  // a run's config.json (translation_driver.h)
+
 struct RNNSearchSettings {
   int64_t embed = RNNSearchRecipe{}.embed, hidden = RNNSearchRecipe{}.hidden;
-  int64_t attention = 0;  // the attention MLP's size; 0: the context size, 2·hidden
+  int64_t attention = 0;     // the attention MLP's size; 0: the context size, 2·hidden
+  float init_center = 0.0f;  // every weight matrix starts moved by this (the paper's Figure 4: 0.2)
 };
 
 RNNSearchOptions rnnsearch_options(const TranslationConfig& cfg, const RNNSearchSettings& settings, int64_t vocab);
+// The settings a run's config.json saved (--embed, --hidden, --attention, --init-center).
+void restore_rnnsearch_settings(const SavedSettings& saved, RNNSearchSettings& settings);
 
 struct TransformerSettings {
   int64_t model_size = TransformerRecipe{}.model_size, ffn = TransformerRecipe{}.ffn;
