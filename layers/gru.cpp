@@ -68,12 +68,16 @@ GRUCell::InputTerms GRUCell::project_input(const Var& x) {
   return {norm_x_gates->forward(gates), norm_x_cand->forward(cand)};
 }
 
-Var GRUCell::step(const Var& x_gates, const Var& x_candidate, const Var& h, const Tensor& mask) {
+GRUCell::RecurrentTerms GRUCell::recurrent_terms(const Var& h) {
   check(h.defined() && h.rank() == 2 && h.dim(1) == hidden_size_, "GRUCell: state {} must be [B, {}]",
         shape_of(h), hidden_size_);
-  Var h_gates = norm_h_gates->forward(matmul(h, effective(weight_h_gates, 2), false, true));
-  Var h_cand = norm_h_cand->forward(matmul(h, effective(weight_h_cand, 3), false, true));
-  return gru_update(x_gates, h_gates, x_candidate, h_cand, h, mask);
+  return {matmul(h, effective(weight_h_gates, 2), false, true), matmul(h, effective(weight_h_cand, 3), false, true)};
+}
+
+Var GRUCell::step(const Var& x_gates, const Var& x_candidate, const Var& h, const Tensor& mask) {
+  RecurrentTerms recurrent = recurrent_terms(h);
+  return gru_update(x_gates, norm_h_gates->forward(recurrent.gates), x_candidate,
+                    norm_h_cand->forward(recurrent.candidate), h, mask);
 }
 
 Var GRUCell::forward(const Var& x, const Var& h, const Tensor& mask) {
@@ -185,7 +189,7 @@ ConditionalGRU::Step ConditionalGRU::step(const Var& x_gates, const Var& x_candi
   Var intermediate = gru1->step(x_gates, x_candidate, state, target_mask);
   AttentionOutput attended = attention->forward(intermediate, projected, context, source_mask);
   Var next = gru2->forward(attended.context, intermediate, target_mask);
-  return {next, attended.context, attended.weights};
+  return {next, attended.context, attended.weights, intermediate};
 }
 
 }  // namespace rg

@@ -49,6 +49,14 @@ class GRUCell : public Module {
   };
   // x [..., E] → the normalized input terms, for any number of positions.
   InputTerms project_input(const Var& x);
+  // The hidden-to-hidden summed inputs h U_gᵀ [B, 2H] and h U_cᵀ [B, H] of
+  // the state h [B, H], before their norms (step normalizes them; the
+  // paper's Table 5 looks at them in the decoder).
+  struct RecurrentTerms {
+    Var gates;      // [B, 2H]
+    Var candidate;  // [B, H]
+  };
+  RecurrentTerms recurrent_terms(const Var& h);
   // One step from this step's input terms [B, 2H] and [B, H] and the state
   // h [B, H]; mask [B] (1 = real token) or undefined.
   Var step(const Var& x_gates, const Var& x_candidate, const Var& h, const Tensor& mask = {});
@@ -171,9 +179,10 @@ class ConditionalGRU : public Module {
                  const NormOptions& norm, Generator& gen, const GRUInit& init = {});
 
   struct Step {
-    Var state;    // s_j [B, H]
-    Var context;  // c_j [B, C]
-    Var weights;  // α_j [S, B]
+    Var state;         // s_j [B, H]
+    Var context;       // c_j [B, C]
+    Var weights;       // α_j [S, B]
+    Var intermediate;  // s'_j [B, H], GRU2's state input
   };
 
   // Target embeddings y [..., E] → GRU1's normalized input terms.

@@ -92,23 +92,23 @@ Var RNNSearch::deep_output(const Var& states, const Var& previous_words, const V
   return output_words->forward(dropout->forward(t, batch_axis));
 }
 
+Var RNNSearch::previous_words(const Indices& target) {
+  check(target.shape.rank() == 2, "RNNSearch: target ids {} must be [T, B]", target.shape);
+  const int64_t steps = target.shape[0], batch = target.shape[1];
+  Var first = constant(Tensor::zeros(Shape{1, batch, options_.embed}));
+  if (steps == 1) return first;
+  Indices shifted(Shape{steps - 1, batch}, std::vector<int32_t>(target.values.begin(), target.values.end() - batch));
+  return concat({first, target_words->forward(shifted)}, 0);
+}
+
 Var RNNSearch::logits(const Indices& source, const Tensor& source_mask, const Indices& target,
                       const Tensor& target_mask) {
   check_sentences(target, target_mask, "RNNSearch", "target");
   check(source.shape[1] == target.shape[1], "RNNSearch: source batch {} and target batch {} differ",
         source.shape[1], target.shape[1]);
-  const int64_t steps = target.shape[0], batch = target.shape[1], embed = options_.embed;
+  const int64_t steps = target.shape[0], batch = target.shape[1];
   SourceEncoding src = encode(source, source_mask);
-
-  // y'_j: zeros, then the target words shifted by one position.
-  Var first = constant(Tensor::zeros(Shape{1, batch, embed}));
-  Var previous = first;
-  if (steps > 1) {
-    Indices shifted(Shape{steps - 1, batch},
-                    std::vector<int32_t>(target.values.begin(), target.values.end() - batch));
-    previous = concat({first, target_words->forward(shifted)}, 0);
-  }
-  previous = dropout->forward(previous, 1);  // [T, B, E]
+  Var previous = dropout->forward(previous_words(target), 1);  // [T, B, E]
 
   GRUCell::InputTerms terms = decoder->project_targets(previous);
   Var state = src.initial_state;

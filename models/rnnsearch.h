@@ -76,6 +76,10 @@ class RNNSearch : public Seq2Seq {
   // [T, B] → logits [T·B, V_tgt], row t·B + b for token t of sentence b.
   Var logits(const Indices& source, const Tensor& source_mask, const Indices& target, const Tensor& target_mask);
 
+  // y'_j for teacher forcing: zeros at the first position, then the target
+  // words shifted by one position, [T, B, E] (before dropout).
+  Var previous_words(const Indices& target);
+
   // The training cost (see above): label-smoothed, per sentence.
   Var loss(const Indices& source, const Tensor& source_mask, const Indices& target,
            const Tensor& target_mask) override;

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 #include <zlib.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -114,6 +115,41 @@ TEST_CASE("rnnsearch driver: --resume repeats the losses bit for bit") {
   for (size_t i = 0; i < train.size(); ++i)
     CHECK_MESSAGE(again[i]["loss"].get<double>() == train[i]["loss"].get<double>(), "step " << i + 1);
   CHECK(metric_lines(resumed, "test")[0]["bleu"] == metric_lines(straight, "test")[0]["bleu"]);
+}
+
+TEST_CASE("rnnsearch driver: --init-center is recorded and kept on resume; summed_inputs reads the run") {
+  TempDir tmp("rnnsearch_init_center");
+  const fs::path run = tmp.path / "run";
+  const std::string common = kSmall + "--seed 2 --steps 4 --eval-every 2 --log-every 1 --out " + run.string() + " ";
+  std::string output;
+  REQUIRE_MESSAGE(run_driver(common + "--init-center 0.2 --stop-after 2", tmp.path, output) == 0, output);
+  CHECK(json::parse(test::read_file(run / "config.json"))["init-center"].get<double>() == doctest::Approx(0.2));
+  CHECK(run_driver(common + "--init-center 0 --resume", tmp.path, output) != 0);
+  CHECK_MESSAGE(output.find("init-center") != std::string::npos, output);
+  REQUIRE_MESSAGE(run_driver(common + "--init-center 0.2 --resume", tmp.path, output) == 0, output);
+  CHECK(metric_lines(run, "train").size() == 4);
+
+  // Table 5's statistics of the trained run, on 50 of its validation pairs.
+  const fs::path table = tmp.path / "summed_inputs.json";
+  REQUIRE_MESSAGE(test::run_program(RG_SUMMED_INPUTS_BIN,
+                                    run.string() + " --limit 50 --threads 1 --json " + table.string(), tmp.path,
+                                    output) == 0,
+                  output);
+  CHECK_MESSAGE(output.find("raw M") != std::string::npos, output);
+  const json stats = json::parse(test::read_file(table));
+  CHECK(stats["sentences"] == 50);
+  CHECK(stats["norm"] == "rmsnorm");
+  for (const char* kind : {"raw", "normalized"})
+    for (const char* position : {"1", "2", "3", "4", "all"}) {
+      CAPTURE(kind);
+      CAPTURE(position);
+      REQUIRE(stats[kind][position]["mean"].is_number());
+      CHECK(std::isfinite(stats[kind][position]["mean"].get<double>()));
+      CHECK(stats[kind][position]["sd"].get<double>() > 0.0);
+    }
+  CHECK(stats["raw"]["all"]["values"].get<double>() > stats["raw"]["1"]["values"].get<double>());
+  CHECK(test::run_program(RG_SUMMED_INPUTS_BIN, (tmp.path / "nowhere").string(), tmp.path, output) != 0);
+  CHECK_MESSAGE(output.find("config.json") != std::string::npos, output);
 }
 
 TEST_CASE("rnnsearch driver: hypotheses are never written through a link in the run folder") {

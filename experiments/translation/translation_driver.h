@@ -83,10 +83,11 @@ void test_translation(Seq2Seq& model, const TranslationData& data, const Transla
 class SavedSettings {
  public:
   explicit SavedSettings(const std::string& run_dir);
-  // Sets `value` to the saved flag `key` (its name without dashes), if saved.
+  // Sets `value` to the saved flag `key` (its name without dashes), if saved
+  // with a value (a flag not given is saved as null).
   template <class T>
   void get(const char* key, T& value) const {
-    if (!json_.contains(key)) return;
+    if (!json_.contains(key) || json_[key].is_null()) return;
     try {
       value = json_[key].get<T>();
     } catch (const nlohmann::json::exception&) {
