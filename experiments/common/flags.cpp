@@ -9,6 +9,9 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -286,6 +289,70 @@ std::string unsound_value(const CLI::App& app) {
   return {};
 }
 
+// What is wrong with the --config file, "" when nothing: CLI11 would read a
+// FIFO for ever, /dev/zero without end, and a NUL byte as "INI was not able
+// to parse" naming no file. Opened without blocking and looked at through
+// the open file, so that what is checked is what is read.
+std::string config_problem(const std::string& path) {
+  constexpr off_t kMaxBytes = 1 << 20;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return fmt::format("--config {} cannot be read: {}", path, std::strerror(errno));
+  struct stat st {};
+  std::string problem;
+  std::string text;
+  if (::fstat(fd, &st) != 0) {
+    problem = fmt::format("--config {} cannot be read: {}", path, std::strerror(errno));
+  } else if (!S_ISREG(st.st_mode)) {
+    problem = fmt::format("--config {} is not a regular file (a FIFO, a device or a folder); give a TOML or INI file",
+                          path);
+  } else if (st.st_size > kMaxBytes) {
+    problem = fmt::format("--config {} is a file of {} bytes; flags files are small (at most {} bytes)", path,
+                          static_cast<long long>(st.st_size), static_cast<long long>(kMaxBytes));
+  } else {
+    char buffer[65536];
+    for (ssize_t got; (got = ::read(fd, buffer, sizeof buffer)) != 0 && text.size() <= kMaxBytes;) {
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) {
+        problem = fmt::format("--config {} cannot be read: {}", path, std::strerror(errno));
+        break;
+      }
+      text.append(buffer, static_cast<size_t>(got));
+    }
+  }
+  ::close(fd);
+  if (!problem.empty()) return problem;
+  if (text.size() > static_cast<size_t>(kMaxBytes))
+    return fmt::format("--config {} grew past {} bytes while read; flags files are small", path,
+                       static_cast<long long>(kMaxBytes));
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0)
+    return fmt::format("--config {} starts with a UTF-8 byte-order mark; save it without one", path);
+  if (const size_t nul = text.find('\0'); nul != std::string::npos) {
+    const size_t line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + nul, '\n'));
+    return fmt::format("--config {} holds a NUL byte (line {}, byte {}); a flags file is text", path, line, nul);
+  }
+  return {};
+}
+
+// How often `flag` ("--seed") appears on the command line, as --seed or --seed=….
+int times_given(const std::string& flag, int argc, const char* const* argv) {
+  int count = 0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == flag || (arg.size() > flag.size() && arg.rfind(flag + "=", 0) == 0)) ++count;
+  }
+  return count;
+}
+
+// --help's exit: 0 when the text reached standard output, else an error.
+int help_written(std::ostream& out, std::ostream& err, const std::string& program) {
+  if (out) return 0;
+  const int cause = errno;
+  err << one_line_escaped(fmt::format("error: {} --help: the help text could not be written to standard output{}",
+                                      program, cause != 0 ? fmt::format(" ({})", std::strerror(cause)) : ""))
+      << '\n';
+  return 1;
+}
+
 }  // namespace
 
 std::optional<int> parse_flags(CLI::App& app, int argc, const char* const* argv, std::ostream& out,
@@ -295,24 +362,25 @@ std::optional<int> parse_flags(CLI::App& app, int argc, const char* const* argv,
     err << one_line_escaped("error: " + what + "; see " + program + " --help") << '\n';
     return 2;
   };
-  if (const std::string config = config_file(argc, argv); !config.empty()) {
-    std::ifstream in(config, std::ios::binary);
-    char head[3] = {};
-    if (in.read(head, 3) && head[0] == '\xEF' && head[1] == '\xBB' && head[2] == '\xBF')
-      return fail(fmt::format("--config {} starts with a UTF-8 byte-order mark; save it without one", config));
-  }
+  const std::string config_path = config_file(argc, argv);
+  if (!config_path.empty())
+    if (const std::string problem = config_problem(config_path); !problem.empty()) return fail(problem);
   try {
     app.parse(argc, argv);
     if (const std::string problem = unsound_value(app); !problem.empty()) return fail(problem);
     return std::nullopt;
   } catch (const CLI::CallForHelp&) {
-    out << app.help();
-    return 0;
+    out << app.help() << std::flush;
+    return help_written(out, err, program);
   } catch (const CLI::CallForAllHelp&) {
-    out << app.help("", CLI::AppFormatMode::All);
-    return 0;
+    out << app.help("", CLI::AppFormatMode::All) << std::flush;
+    return help_written(out, err, program);
   } catch (const CLI::ParseError& e) {
     std::string what = one_line(e.what());
+    // A required flag or argument missing is reported before unknown ones:
+    // an unknown flag (a typo) comes first, it is the likelier cause.
+    if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr && !app.remaining().empty())
+      what = one_line(CLI::ExtrasError(app.remaining()).what());
     const std::string unknown_key = "INI was not able to parse ";
     const CLI::Option* config = app.get_config_ptr();
     if (what.rfind(unknown_key, 0) == 0 && config && !config->results().empty())
@@ -328,7 +396,11 @@ std::optional<int> parse_flags(CLI::App& app, int argc, const char* const* argv,
                  : fmt::format("{} cannot take {}", flag, value);
     }
     // CLI11's "--steps: At Most 1 required but received 2": a flag given twice.
-    if (const size_t at = what.find(": At Most 1 required but received "); at != std::string::npos)
+    // The same from a --config list (seed = [1,2]) when the command line gave it at most once.
+    if (const size_t at = what.find(": At Most 1 required but received ");
+        at != std::string::npos && !config_path.empty() && times_given(what.substr(0, at), argc, argv) <= 1)
+      what = fmt::format("{} takes one value, --config {} gives a list", what.substr(0, at), config_path);
+    else if (at != std::string::npos)
       what = fmt::format("{} was given {} times; give it once", what.substr(0, at),
                          what.substr(at + std::string_view(": At Most 1 required but received ").size()));
     // "--batch: must be above 0, got 0" (our validators) reads "--batch must be above 0, got 0".
