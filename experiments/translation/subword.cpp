@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -72,17 +73,71 @@ void Subword::save(const std::string& model_path) const {
 Subword::Subword() : processor_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {}
 Subword::Subword(Subword&&) noexcept = default;
 
+namespace {
+
+// The bytes of a saved model, refused unless a regular file of the run's own
+// (never through a link: opening a FIFO would wait for ever, and a folder or
+// device is no model). Opened without following a link or blocking, and
+// looked at through the open file, so what is checked is what is read.
+std::string model_bytes(const std::string& model_path) {
+  namespace fs = std::filesystem;
+  const fs::path path(model_path);
+  const std::string where = path.has_parent_path() ? path.parent_path().string() : std::string(".");
+  std::error_code ec;
+  const fs::file_type type = fs::symlink_status(path, ec).type();
+  check(type != fs::file_type::not_found, "subword: model {} does not exist", model_path);
+  check(type != fs::file_type::symlink, "'{}' is a symbolic link; the run reads and writes only files of its own "
+        "directory", model_path);
+  const int fd = ::open(model_path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+  check(fd >= 0, "subword.model in {} cannot be opened: {}", where, std::strerror(errno));
+  struct stat st {};
+  std::string bytes, problem;
+  constexpr off_t kMaxBytes = off_t{1} << 30;  // a model of millions of pieces is some tens of MB
+  if (::fstat(fd, &st) != 0) {
+    problem = fmt::format("subword.model in {} cannot be read: {}", where, std::strerror(errno));
+  } else if (!S_ISREG(st.st_mode)) {
+    problem = fmt::format("subword.model in {} is not a regular file (a FIFO, a device or a folder); it was damaged — "
+                          "start afresh with --overwrite", where);
+  } else if (st.st_size > kMaxBytes) {
+    problem = fmt::format("subword.model in {} is not a SentencePiece model ({} bytes, far more than a model holds); "
+                          "it was damaged — start afresh with --overwrite", where, static_cast<long long>(st.st_size));
+  } else {
+    char buffer[65536];
+    for (ssize_t got; (got = ::read(fd, buffer, sizeof buffer)) != 0 && bytes.size() <= static_cast<size_t>(kMaxBytes);) {
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) {
+        problem = fmt::format("subword.model in {} cannot be read: {}", where, std::strerror(errno));
+        break;
+      }
+      bytes.append(buffer, static_cast<size_t>(got));
+    }
+  }
+  ::close(fd);
+  check(problem.empty(), "{}", problem);
+  return bytes;
+}
+
+}  // namespace
+
 Subword::Subword(const std::string& model_path) : processor_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {
-  check(path_exists(model_path), "subword: model {} does not exist", model_path);
+  const std::string bytes = model_bytes(model_path);
+  const std::filesystem::path path(model_path);
+  const std::string where = path.has_parent_path() ? path.parent_path().string() : std::string(".");
+  auto damaged = [&](const std::string& why) {
+    return Error(fmt::format("subword.model in {} is not a SentencePiece model ({}); it was damaged — start afresh "
+                             "with --overwrite", where, why));
+  };
+  if (bytes.empty()) throw damaged("the file is empty");
   // A malformed model can also make SentencePiece throw (its trie builder,
   // darts-clone, throws on an empty piece: found by fuzz/subword_fuzzer).
   sentencepiece::util::Status status;
   try {
-    status = processor_->Load(model_path);
-  } catch (const std::exception& e) {
-    throw Error(fmt::format("subword: cannot load {}: {}", model_path, e.what()));
+    status = processor_->LoadFromSerializedProto(bytes);
+  } catch (const std::exception&) {
+    throw damaged("SentencePiece cannot build its tables from it");
   }
-  check(status.ok(), "subword: cannot load {}: {}", model_path, status.ToString());
+  // SentencePiece's own words name its source lines, not the file: not shown.
+  if (!status.ok()) throw damaged(fmt::format("its {} bytes do not load as one", bytes.size()));
 }
 
 Subword::~Subword() = default;

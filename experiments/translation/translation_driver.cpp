@@ -80,7 +80,9 @@ TranslationData read_translation_data(const TranslationConfig& cfg, Run& run) {
         "directory", run.path("hypotheses"));
   // A new subword model stays in memory until training starts (save_new_subwords).
   const std::string subword_path = run.path("subword.model");
-  const bool saved = run.resuming() && path_exists(subword_path);
+  // A link, FIFO or folder there counts as present: Subword(path) refuses it by name.
+  std::error_code ec;
+  const bool saved = run.resuming() && fs::symlink_status(subword_path, ec).type() != fs::file_type::not_found;
   auto joint_text = [&] {
     std::vector<std::string> text = corpus.train.source;
     text.insert(text.end(), corpus.train.target.begin(), corpus.train.target.end());
