@@ -83,7 +83,9 @@ inline void check_bad_input(const BadInput& entry, const std::filesystem::path& 
                                                        (entry.overwrite && !resuming ? " --overwrite" : ""),
                                                   "{in}", in.string()),
                                       "{out}", out.string());
-  const std::string command = "cd " + dir.string() + " && OMP_NUM_THREADS=1 " + args + " > stdout.txt 2> stderr.txt";
+  // Under a time limit, so that a driver that hangs (a FIFO read for ever) fails the entry, not the suite.
+  const std::string command =
+      "cd " + dir.string() + " && timeout -k 10 300 env OMP_NUM_THREADS=1 " + args + " > stdout.txt 2> stderr.txt";
   const int status = std::system(command.c_str());
   const std::string err = slurp(dir / "stderr.txt");
   CAPTURE(args);

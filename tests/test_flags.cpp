@@ -100,3 +100,27 @@ TEST_CASE("flags: a config file sets flags, the command line overrides it, unkno
   CHECK(err.find("unknown setting 'lrr'") != std::string::npos);
   CHECK(err.find("typo.toml") != std::string::npos);
 }
+
+TEST_CASE("flags: --help that cannot be written is an error, not exit 0") {
+  CLI::App app{"test"};
+  RunOptions options;
+  add_run_options(app, options);
+  const char* argv[] = {"prog", "--help"};
+  std::ostream lost(nullptr);  // a stream that fails every write, as stdout on a full disk does
+  std::ostringstream err;
+  CHECK(parse_flags(app, 2, argv, lost, err) == 1);
+  const std::string text = err.str();
+  CHECK(text.rfind("error: prog --help: the help text could not be written", 0) == 0);
+  CHECK(std::count(text.begin(), text.end(), '\n') == 1);
+}
+
+TEST_CASE("flags: an unknown flag is named before a missing required argument") {
+  CLI::App app{"test"};
+  std::vector<std::string> runs;
+  app.add_option("runs", runs, "runs")->required();
+  const char* argv[] = {"paper_table", "--no-such-flag"};
+  std::ostringstream out, err;
+  CHECK(parse_flags(app, 2, argv, out, err) == 2);
+  CHECK(err.str().find("--no-such-flag") != std::string::npos);
+  CHECK(err.str().find("required") == std::string::npos);
+}
