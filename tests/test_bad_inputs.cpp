@@ -500,7 +500,7 @@ TEST_CASE("the bad-input catalog: every entry fails clearly and leaves the run f
        "subword.model' is a symbolic link; the run reads and writes only files of its own directory", true,
        [](const fs::path& in, const fs::path& out) { fs::create_symlink(in / "model", out / "subword.model"); }},
       {"mt_resume_model_is_fifo", kTranslate + " --out {out} --resume --resume-with-changes --threads 1", "", {},
-       "subword.model in", true,
+       "subword.model is not a regular file", true,
        [](const fs::path&, const fs::path& out) { REQUIRE(::mkfifo((out / "subword.model").c_str(), 0644) == 0); }},
       {"mt_translate_bad_config_value", translate, "",
        {{"input.txt", "ein hund\n"}, {"out/config.json", "{\"embed\": \"large\"}\n"}}, "config.json"},

@@ -100,7 +100,7 @@ TEST_CASE("SentencePiece BPE: reserved ids, lossless round trip, the same model 
 
   check_error([&] { Subword(corpus.dir.file("nothing.model")); }, "nothing.model", "does not exist");
   const std::string garbage = corpus.dir.write("garbage.model", "this is not a model");
-  check_error([&] { Subword{garbage}; }, "garbage.model", "cannot load");
+  check_error([&] { Subword{garbage}; }, "garbage.model", "is not a SentencePiece model");
 }
 
 TEST_CASE("encode_pairs: </s> on both sides, long and empty pairs dropped and counted, lines remembered") {

@@ -82,31 +82,30 @@ namespace {
 std::string model_bytes(const std::string& model_path) {
   namespace fs = std::filesystem;
   const fs::path path(model_path);
-  const std::string where = path.has_parent_path() ? path.parent_path().string() : std::string(".");
   std::error_code ec;
   const fs::file_type type = fs::symlink_status(path, ec).type();
   check(type != fs::file_type::not_found, "subword: model {} does not exist", model_path);
   check(type != fs::file_type::symlink, "'{}' is a symbolic link; the run reads and writes only files of its own "
         "directory", model_path);
   const int fd = ::open(model_path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
-  check(fd >= 0, "subword.model in {} cannot be opened: {}", where, std::strerror(errno));
+  check(fd >= 0, "{} cannot be opened: {}", model_path, std::strerror(errno));
   struct stat st {};
   std::string bytes, problem;
   constexpr off_t kMaxBytes = off_t{1} << 30;  // a model of millions of pieces is some tens of MB
   if (::fstat(fd, &st) != 0) {
-    problem = fmt::format("subword.model in {} cannot be read: {}", where, std::strerror(errno));
+    problem = fmt::format("{} cannot be read: {}", model_path, std::strerror(errno));
   } else if (!S_ISREG(st.st_mode)) {
-    problem = fmt::format("subword.model in {} is not a regular file (a FIFO, a device or a folder); it was damaged — "
-                          "start afresh with --overwrite", where);
+    problem = fmt::format("{} is not a regular file (a FIFO, a device or a folder); it was damaged — "
+                          "start afresh with --overwrite", model_path);
   } else if (st.st_size > kMaxBytes) {
-    problem = fmt::format("subword.model in {} is not a SentencePiece model ({} bytes, far more than a model holds); "
-                          "it was damaged — start afresh with --overwrite", where, static_cast<long long>(st.st_size));
+    problem = fmt::format("{} is not a SentencePiece model ({} bytes, far more than a model holds); "
+                          "it was damaged — start afresh with --overwrite", model_path, static_cast<long long>(st.st_size));
   } else {
     char buffer[65536];
     for (ssize_t got; (got = ::read(fd, buffer, sizeof buffer)) != 0 && bytes.size() <= static_cast<size_t>(kMaxBytes);) {
       if (got < 0 && errno == EINTR) continue;
       if (got < 0) {
-        problem = fmt::format("subword.model in {} cannot be read: {}", where, std::strerror(errno));
+        problem = fmt::format("{} cannot be read: {}", model_path, std::strerror(errno));
         break;
       }
       bytes.append(buffer, static_cast<size_t>(got));
@@ -121,11 +120,9 @@ std::string model_bytes(const std::string& model_path) {
 
 Subword::Subword(const std::string& model_path) : processor_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {
   const std::string bytes = model_bytes(model_path);
-  const std::filesystem::path path(model_path);
-  const std::string where = path.has_parent_path() ? path.parent_path().string() : std::string(".");
   auto damaged = [&](const std::string& why) {
-    return Error(fmt::format("subword.model in {} is not a SentencePiece model ({}); it was damaged — start afresh "
-                             "with --overwrite", where, why));
+    return Error(fmt::format("{} is not a SentencePiece model ({}); it was damaged — start afresh "
+                             "with --overwrite", model_path, why));
   };
   if (bytes.empty()) throw damaged("the file is empty");
   // A malformed model can also make SentencePiece throw (its trie builder,
