@@ -2,6 +2,7 @@
 #include "rmsgrad/experiments/common/flags.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -292,7 +293,7 @@ std::optional<int> parse_flags(CLI::App& app, int argc, const char* const* argv,
                                std::ostream& err) {
   std::string program = argc > 0 ? fs::path(argv[0]).filename().string() : app.get_name();
   auto fail = [&](const std::string& what) {
-    err << one_line_escaped("error: " + what + "; see " + program + " --help") << '\n';
+    err << one_line_escaped("error: " + what + "; see " + program + " --help") + '\n' << std::flush;  // one write
     return 2;
   };
   if (const std::string config = config_file(argc, argv); !config.empty()) {
@@ -311,6 +312,16 @@ std::optional<int> parse_flags(CLI::App& app, int argc, const char* const* argv,
   } catch (const CLI::CallForAllHelp&) {
     out << app.help("", CLI::AppFormatMode::All);
     return 0;
+  } catch (const CLI::ExtrasError&) {
+    // CLI11 lists the words it did not expect last first ("... not expected: 3
+    // --bogus"): name them in the order given, the flags among them first.
+    std::vector<std::string> words = app.remaining(), flags;
+    for (const std::string& word : words)
+      if (word.size() > 1 && word[0] == '-') flags.push_back(word.substr(0, word.find('=')));
+    if (flags.size() == 1) return fail(fmt::format("unknown flag {}", flags[0]));
+    if (!flags.empty()) return fail(fmt::format("unknown flags {}", fmt::join(flags, ", ")));
+    return fail(fmt::format("unexpected {} {} (every value follows its flag)", words.size() == 1 ? "word" : "words",
+                            fmt::join(words, " ")));
   } catch (const CLI::ParseError& e) {
     std::string what = one_line(e.what());
     const std::string unknown_key = "INI was not able to parse ";
