@@ -10,6 +10,8 @@
 #include <deque>
 #include <functional>
 #include <initializer_list>
+#include <iostream>
+#include <sstream>
 #include <memory>
 #include <thread>
 
@@ -312,6 +314,7 @@ ProcessGroup::ProcessGroup() {
 }
 
 ProcessGroup::~ProcessGroup() {
+  if (std::string held = release_stderr(); !held.empty()) std::cerr << held << std::flush;
 #ifdef RG_HAVE_MPI
   if (!mpi_) return;
   if (job().side != MPI_COMM_NULL) MPI_Comm_free(&job().side);
@@ -380,13 +383,19 @@ std::string ProcessGroup::broadcast(const std::string& text, int root) const {
 }
 
 std::vector<std::string> ProcessGroup::all_gather(const std::string& text) const {
+  join_start();
+  return gather_texts(text, "");
+}
+
+// `what` names both stages in messages; empty: "the gathering of every rank's text".
+std::vector<std::string> ProcessGroup::gather_texts(const std::string& text, const std::string& what) const {
 #ifdef RG_HAVE_MPI
   if (distributed()) {
-    join_start();
     check(text.size() <= INT_MAX, "MPI: all_gather of {} bytes", text.size());
     const int mine = static_cast<int>(text.size());
     std::vector<int> lengths(size_), offsets(size_);
-    Pending sizes = next_collective(*this, "the gathering of every rank's text length");
+    Pending sizes =
+        next_collective(*this, what.empty() ? "the gathering of every rank's text length" : what + " (the lengths)");
     MPI_Iallgather(&mine, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD, &sizes.request);
     await(*this, sizes);
     int64_t total = 0;
@@ -396,7 +405,8 @@ std::vector<std::string> ProcessGroup::all_gather(const std::string& text) const
       total += lengths[r];
     }
     std::string all(static_cast<size_t>(total), '\0');
-    Pending texts = next_collective(*this, fmt::format("the gathering of every rank's text ({} bytes in all)", total));
+    Pending texts = next_collective(
+        *this, what.empty() ? fmt::format("the gathering of every rank's text ({} bytes in all)", total) : what);
     MPI_Iallgatherv(text.data(), mine, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, MPI_COMM_WORLD,
                     &texts.request);
     await(*this, texts);
@@ -516,35 +526,101 @@ void ProcessGroup::progress() {
 #endif
 }
 
-void ProcessGroup::stop_before_start(bool failed) {
-  if (!started_) take_part_in_start(failed ? kFailed : kStopped);
+struct ProcessGroup::Held {
+  std::streambuf* cerr_own = nullptr;
+  std::stringbuf buffer;
+};
+
+void ProcessGroup::hold_stderr() {
+  if (!distributed() || started_ || held_) return;
+  held_ = new Held;
+  held_->cerr_own = std::cerr.rdbuf(&held_->buffer);
 }
 
-// Every process gives its state; all of them learn every other's. A process
-// that stops returns and exits; the ready ones throw if any other stopped.
+std::string ProcessGroup::release_stderr() {
+  if (!held_) return {};
+  std::cerr.rdbuf(held_->cerr_own);
+  std::string text = held_->buffer.str();
+  delete held_;
+  held_ = nullptr;
+  return text;
+}
+
+void ProcessGroup::stop_before_start(bool failed) {
+  if (!started_) take_part_in_start(failed ? kFailed : kStopped);
+  // Not distributed, or the start is over: what was held goes out now.
+  if (std::string held = release_stderr(); !held.empty()) std::cerr << held << std::flush;
+}
+
+namespace {
+
+// "rank 1 of 2 (host): " in front of each line of `text`; after "error: "
+// where a line begins with it, so that a line of an error still starts so.
+std::string prefixed(const std::string& text, const std::string& who) {
+  std::string out;
+  for (size_t begin = 0; begin < text.size();) {
+    size_t end = text.find('\n', begin);
+    end = end == std::string::npos ? text.size() : end + 1;
+    std::string line = text.substr(begin, end - begin);
+    if (line.back() != '\n') line += '\n';
+    const std::string error = "error: ";
+    out += line.rfind(error, 0) == 0 ? error + who + ": " + line.substr(error.size()) : who + ": " + line;
+    begin = end;
+  }
+  return out;
+}
+
+}  // namespace
+
+// Every process gives its state and what it wrote to stderr meanwhile; all of
+// them learn every other's. Rank 0 prints what the stopped ones wrote, once.
+// A process that stops returns and exits; the ready ones throw if any other
+// stopped.
 void ProcessGroup::take_part_in_start(StartState state) const {
   started_ = true;
+  std::string held = const_cast<ProcessGroup*>(this)->release_stderr();
+  if (state == kReady && !held.empty()) {  // a ready process's own lines (warnings): its own to print
+    std::cerr << held << std::flush;
+    held.clear();
+  }
 #ifdef RG_HAVE_MPI
   if (!distributed()) return;
-  const int mine = state;
-  std::vector<int> states(static_cast<size_t>(size_));
-  Pending start = next_collective(*this, "the start (every process has read and checked its flags and settings)");
-  MPI_Iallgather(&mine, 1, MPI_INT, states.data(), 1, MPI_INT, MPI_COMM_WORLD, &start.request);
-  await(*this, start);
-  if (state != kReady) return;
+  const std::vector<std::string> all = gather_texts(
+      std::string(1, static_cast<char>('0' + state)) + held,
+      "the start (every process has read and checked its flags and settings)");
   std::vector<std::string> quiet;
-  bool stopped = false;
+  bool stopped = false, ready = false;
   for (int r = 0; r < size_; ++r) {
-    stopped = stopped || states[r] != kReady;
-    if (states[r] == kStopped) quiet.push_back(describe(r));
+    const int its = all[r].empty() ? kFailed : all[r][0] - '0';
+    stopped = stopped || its != kReady;
+    ready = ready || its == kReady;
+    if (its == kStopped) quiet.push_back(describe(r));
   }
-  if (!stopped) return;
-  // A process that failed said why itself; one that stopped quietly is named here, by rank 0.
-  throw StoppedBeforeStart(quiet.empty() || !writer() ? std::string()
-                                                      : fmt::format("{} ended before training without an error (it "
-                                                                    "printed its --help, or had nothing to train); "
-                                                                    "no process trained",
-                                                                    fmt::join(quiet, ", ")));
+  if (writer() && stopped) {
+    // Each distinct text once, in the order of the first rank that wrote it.
+    std::vector<bool> done(static_cast<size_t>(size_));
+    for (int r = 0; r < size_; ++r) {
+      if (done[r] || all[r].size() <= 1) continue;
+      const std::string text = all[r].substr(1);
+      std::vector<std::string> who;
+      for (int o = r; o < size_; ++o)
+        if (!done[o] && all[o].size() > 1 && all[o].compare(1, std::string::npos, text) == 0) {
+          done[o] = true;
+          who.push_back(describe(o));
+        }
+      std::string out =
+          static_cast<int>(who.size()) == size_ ? text : prefixed(text, fmt::format("{}", fmt::join(who, ", ")));
+      if (out.back() != '\n') out += '\n';
+      std::cerr << out << std::flush;  // one write
+    }
+    if (!quiet.empty() && ready)
+      std::cerr << fmt::format("error: {} ended before training without an error (it printed its --help, or had "
+                               "nothing to train); no process trained\n",
+                               fmt::join(quiet, ", "))
+                << std::flush;
+  }
+  if (state != kReady || !stopped) return;
+  throw StoppedBeforeStart("another process of the job stopped before the start; rank 0 has said why");
 #else
   (void)state;
 #endif

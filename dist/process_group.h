@@ -102,10 +102,24 @@ class ProcessGroup {
   // calls stop_before_start instead, so that the others learn it at once
   // rather than wait for it until the deadline: their first collective then
   // throws StoppedBeforeStart, and every process can exit normally.
+  //
+  // Said once: until the start, a process of a job holds what it writes to
+  // std::cerr (hold_stderr, called by run_main before the program's own code
+  // runs). A ready process writes what it held when it takes part in the
+  // start; one that stops carries it into the start instead, and the start's
+  // all-gather of (state, text) lets rank 0 print each distinct text once:
+  // unprefixed when every process had it (every rank got the same bad flag),
+  // else with the ranks that had it. It also names the processes that
+  // stopped quietly, whichever process that was.
   bool started() const { return started_; }
   // `failed`: this process said why on stderr (an error), rather than ending
   // without one (--help).
   void stop_before_start(bool failed);
+  // Points std::cerr at a buffer until the start (or release_stderr); only
+  // under a launcher with more than one process.
+  void hold_stderr();
+  // Points std::cerr back and returns what it held (empty when not holding).
+  std::string release_stderr();
 
   // Ends the whole job: every process exits with `code`. Never returns.
   [[noreturn]] void abort(int code) const;
@@ -126,17 +140,28 @@ class ProcessGroup {
   // or stopping (kStopped, kFailed). Every collective calls it first.
   enum StartState : int { kReady = 0, kStopped = 1, kFailed = 2 };
   void take_part_in_start(StartState state) const;
+  std::vector<std::string> gather_texts(const std::string& text, const std::string& what) const;
   void join_start() const {
     if (!started_) take_part_in_start(kReady);
   }
 
-  mutable bool started_ = true;  // true during start-up (the host names), then false until the start
+  mutable bool started_ = true;
+  struct Held;                 // std::cerr's own buffer and the one it writes to meanwhile
+  mutable Held* held_ = nullptr;  // true during start-up (the host names), then false until the start
 };
 
 // Thrown by a process's first collective when another process of the job
-// stopped before the start. `message()` is empty when every process that
-// stopped said why itself; otherwise it names the ranks that ended quietly.
+// stopped before the start. Rank 0 has printed, in the start, every message
+// of the processes that stopped and named those that ended quietly: the
+// message is for the program, not for printing.
 struct StoppedBeforeStart : Error {
+  using Error::Error;
+};
+
+// An error that every process of a job finds alike, from the same gathered
+// data (the settings of every rank differ from rank 0's): rank 0 prints it,
+// once, and every process ends with it without aborting the others.
+struct ErrorOnEveryRank : Error {
   using Error::Error;
 };
 

@@ -42,4 +42,29 @@ for driver in cifar10 order_embedding attentive_reader rnnsearch transformer lm;
     fi
   done
 done
+# Every rank stops alike (the same bad flag), or rank 0 alone prints --help:
+# one "error:" line for the job, not one a rank (nor two run together).
+for driver in cifar10 attentive_reader; do
+  for case in same help0; do
+    out=$work/$driver-$case
+    if [ $case = same ]; then
+      timeout 60 "$mpiexec" --oversubscribe -np 2 "${bin[$driver]}" --threads 1 --out "$out" \
+        --collective-deadline nan > "$work/out" 2> "$work/err"
+    else
+      timeout 60 "$mpiexec" --oversubscribe -np 1 "${bin[$driver]}" --threads 1 --out "$out" --help : \
+        -np 1 "${bin[$driver]}" --threads 1 --out "$out" > "$work/out" 2> "$work/err"
+    fi
+    status=$?
+    errors=$(grep -c '^error: ' "$work/err")
+    if [ $status -eq 0 ] || [ $status -eq 124 ]; then
+      echo "FAIL: $driver, $case: the job exited $status"; fail=1
+    elif [ "$errors" -ne 1 ] || [ "$(grep -o 'error: ' "$work/err" | wc -l)" -ne 1 ]; then
+      echo "FAIL: $driver, $case: $errors error lines, expected one:"; cat "$work/err"; fail=1
+    elif [ $case = same ] && grep -q '^error: rank ' "$work/err"; then
+      echo "FAIL: $driver, $case: every rank had the error, yet it names a rank:"; cat "$work/err"; fail=1
+    else
+      echo "PASS: $driver, $case: exit $status: $(grep '^error: ' "$work/err")"
+    fi
+  done
+done
 exit $fail

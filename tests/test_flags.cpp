@@ -61,6 +61,25 @@ TEST_CASE("flags: an unknown flag or a bad value is one clear error line") {
   }
 }
 
+TEST_CASE("flags: unknown flags are named in the order given, not CLI11's reversed list") {
+  DriverFlags flags;
+  std::string err;
+  CHECK(flags.parse({"--bogus-flag", "3"}, nullptr, &err) == 2);
+  CHECK(err.rfind("error: unknown flag --bogus-flag; see ", 0) == 0);
+  CHECK(err.find("not expected") == std::string::npos);
+
+  DriverFlags two;
+  err.clear();
+  CHECK(two.parse({"--first", "1", "--second=2"}, nullptr, &err) == 2);
+  CHECK(err.rfind("error: unknown flags --first, --second; see ", 0) == 0);
+
+  DriverFlags stray;
+  err.clear();
+  CHECK(stray.parse({"a", "b"}, nullptr, &err) == 2);
+  CHECK(err.rfind("error: unexpected words a b ", 0) == 0);
+  CHECK(std::count(err.begin(), err.end(), '\n') == 1);
+}
+
 TEST_CASE("flags: a value that is not UTF-8 (a path) is recorded escaped; an error line shows it escaped") {
   DriverFlags flags;
   REQUIRE(flags.parse({"--out", "run\xff/\xc3\xa9"}) == -1);

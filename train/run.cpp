@@ -58,19 +58,33 @@ int run_main(int argc, char** argv, int (*train)(int argc, char** argv)) {
   // dist/process_group.h) every process can still end normally: one that
   // stops takes part in the start as stopped, and the others' first
   // collective throws StoppedBeforeStart. After it, only abort() ends them.
+  // Until the start, what a process writes to stderr is held, and rank 0
+  // prints it in the start, once for the job (every rank may have the same
+  // bad flag); so an error before it is printed without the rank, which the
+  // start adds where not every rank had it.
+  group.hold_stderr();
   int code = 1;
   try {
     code = train(argc, argv);
-  } catch (const dist::StoppedBeforeStart& e) {
-    if (*e.what() != '\0') print_error(e.what());
+  } catch (const dist::StoppedBeforeStart&) {
+    return 1;  // rank 0 has said why, in the start
+  } catch (const dist::ErrorOnEveryRank& e) {
+    // Every process found it alike: rank 0 says it; none waits for another.
+    if (group.writer()) print_error(e.what());
+    try {
+      group.barrier();  // rank 0 has printed before any process ends (mpirun ends the rest then)
+    } catch (const std::exception&) {
+    }
     return 1;
   } catch (const std::exception& e) {
     const bool memory = dynamic_cast<const std::bad_alloc*>(&e) != nullptr;
-    print_error(fmt::format("{}: {}", group.describe(group.rank()), memory ? kOutOfMemory : error_message(e)).c_str());
+    const std::string message = memory ? kOutOfMemory : error_message(e);
     if (!group.started()) {
+      print_error(message.c_str());  // held, and carried into the start
       group.stop_before_start(/*failed=*/true);
       return 1;
     }
+    print_error(fmt::format("{}: {}", group.describe(group.rank()), message).c_str());
     group.abort(1);
   }
   if (!group.started()) group.stop_before_start(/*failed=*/code != 0);  // its flags' error, or its --help
@@ -92,12 +106,16 @@ void check_same_settings(const dist::ProcessGroup& group, const json& settings) 
   const json reference = json::parse(all[0]);
   for (size_t r = 1; r < all.size(); ++r) {
     const json other = json::parse(all[r]);
+    // Every rank gathered the same settings and finds the same difference.
     for (const auto& [name, value] : reference.items())
-      check(other.contains(name) && other[name] == value,
-            "rank {} runs with --{} {}, rank 0 with {}; every process of a job needs the same settings", r, name,
-            other.contains(name) ? display_setting(other[name]) : "(none)", display_setting(value));
+      if (!other.contains(name) || other[name] != value)
+        throw dist::ErrorOnEveryRank(
+            fmt::format("rank {} runs with --{} {}, rank 0 with {}; every process of a job needs the same settings",
+                        r, name, other.contains(name) ? display_setting(other[name]) : "(none)",
+                        display_setting(value)));
     for (const auto& [name, value] : other.items())
-      check(reference.contains(name), "rank {} has a setting --{} that rank 0 has not", r, name);
+      if (!reference.contains(name))
+        throw dist::ErrorOnEveryRank(fmt::format("rank {} has a setting --{} that rank 0 has not", r, name));
   }
 }
 

@@ -2,6 +2,7 @@
 #include "rmsgrad/experiments/common/flags.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -343,6 +344,18 @@ int times_given(const std::string& flag, int argc, const char* const* argv) {
   return count;
 }
 
+// The words CLI11 did not expect, which it lists last first ("... not
+// expected: 3 --bogus"): named in the order given, the flags among them first.
+std::string unexpected_words(const std::vector<std::string>& words) {
+  std::vector<std::string> flags;
+  for (const std::string& word : words)
+    if (word.size() > 1 && word[0] == '-') flags.push_back(word.substr(0, word.find('=')));
+  if (flags.size() == 1) return fmt::format("unknown flag {}", flags[0]);
+  if (!flags.empty()) return fmt::format("unknown flags {}", fmt::join(flags, ", "));
+  return fmt::format("unexpected {} {} (every value follows its flag)", words.size() == 1 ? "word" : "words",
+                     fmt::join(words, " "));
+}
+
 // --help's exit: 0 when the text reached standard output, else an error.
 int help_written(std::ostream& out, std::ostream& err, const std::string& program) {
   if (out) return 0;
@@ -359,7 +372,7 @@ std::optional<int> parse_flags(CLI::App& app, int argc, const char* const* argv,
                                std::ostream& err) {
   std::string program = argc > 0 ? fs::path(argv[0]).filename().string() : app.get_name();
   auto fail = [&](const std::string& what) {
-    err << one_line_escaped("error: " + what + "; see " + program + " --help") << '\n';
+    err << one_line_escaped("error: " + what + "; see " + program + " --help") + '\n' << std::flush;  // one write
     return 2;
   };
   const std::string config_path = config_file(argc, argv);
@@ -375,12 +388,14 @@ std::optional<int> parse_flags(CLI::App& app, int argc, const char* const* argv,
   } catch (const CLI::CallForAllHelp&) {
     out << app.help("", CLI::AppFormatMode::All) << std::flush;
     return help_written(out, err, program);
+  } catch (const CLI::ExtrasError&) {
+    return fail(unexpected_words(app.remaining()));
   } catch (const CLI::ParseError& e) {
     std::string what = one_line(e.what());
     // A required flag or argument missing is reported before unknown ones:
     // an unknown flag (a typo) comes first, it is the likelier cause.
     if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr && !app.remaining().empty())
-      what = one_line(CLI::ExtrasError(app.remaining()).what());
+      return fail(unexpected_words(app.remaining()));
     const std::string unknown_key = "INI was not able to parse ";
     const CLI::Option* config = app.get_config_ptr();
     if (what.rfind(unknown_key, 0) == 0 && config && !config->results().empty())
