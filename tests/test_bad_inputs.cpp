@@ -316,8 +316,21 @@ TEST_CASE("the bad-input catalog: every entry fails clearly and leaves the run f
       {"mt_source_not_utf8", parallel, "--test-src '{in}/t\xff\n' --test-tgt {in}/t", {{"s", "a\n"}, {"t", "b\n"}},
        "t\\xff\\x0a"},
       // ---- the run folder: never mixed, never changed by a run that does not train ----
-      {"run_folder_holds_a_run", cifar_run, "--steps 1 --out {out}", {}, "holds a run (config.json, metrics.jsonl, "
-       "train.log): --resume continues it, --overwrite moves its files", /*overwrite=*/false},
+      {"run_folder_holds_a_run", cifar_run, "--steps 1 --out {out}", {{"out/checkpoint.safetensors", "x"}},
+       "holds a run (config.json, metrics.jsonl, train.log, checkpoint.safetensors): --resume continues it, "
+       "--overwrite moves its files", /*overwrite=*/false},
+      {"run_folder_stopped_before_checkpoint", cifar_run, "--steps 1 --out {out}", {}, "that stopped before its "
+       "first checkpoint, so --resume has nothing to continue: --overwrite moves", /*overwrite=*/false},
+      {"resume_before_first_checkpoint", cifar_run, "--steps 1 --resume --resume-with-changes --out {out}", {},
+       "stopped before its first checkpoint (" },
+      {"overwrite_foreign_config_beside_run_files", cifar_run, "--steps 1 --out {out}",
+       {{"out/config.json", "{\"colour\": \"blue\"}\n"}}, "holds a config.json that is not a run's"},
+      {"resume_only_foreign_config", cifar_run, "--steps 1 --resume --out {out}",
+       {{"out/config.json", "{\"colour\": \"blue\"}\n"}}, "there is no run in", /*overwrite=*/true,
+       [](const fs::path&, const fs::path& out) { fs::remove(out / "train.log"), fs::remove(out / "metrics.jsonl"); }},
+      {"out_dangling_symlink", kCifar, "--out {out}/to-nowhere", {},
+       "to-nowhere' is a symbolic link to 'nowhere', which does not exist",
+       /*overwrite=*/false, [](const fs::path&, const fs::path& out) { fs::create_symlink("nowhere", out / "to-nowhere"); }},
       {"resume_other_program", cifar_run, "--steps 1 --resume --out {out}",
        {{"out/config.json", "{\"program\": \"lm\", \"seed\": 0}\n"}},
        "was made by another program, lm, not cifar10"},
@@ -341,7 +354,7 @@ TEST_CASE("the bad-input catalog: every entry fails clearly and leaves the run f
        "/out/train.log' is the run file 'train.log' of --out"},
       {"cifar_out_is_a_file", kCifar, "--out {in}/afile/run", {{"afile", "a file, not a folder\n"}}, "run directory"},
       // ---- cifar10: checkpoints on --resume ----
-      {"checkpoint_missing", cifar_resume, "", {}, "cannot open the file: No such file or directory"},
+      {"checkpoint_missing", cifar_resume, "", {}, "stopped before its first checkpoint ("},
       {"checkpoint_too_short", cifar_resume, "", {{"out/checkpoint.safetensors", "abc"}}, "too short"},
       {"checkpoint_header_too_long", cifar_resume, "",
        {{"out/checkpoint.safetensors", std::string("\xff\xff\xff\xff\xff\xff\x00\x00{}", 10)}},

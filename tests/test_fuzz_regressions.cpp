@@ -42,7 +42,7 @@ const std::map<std::string, std::string> kExpected = {
     // libjpeg-turbo takes the standard one, as Motion-JPEG files need (stb_image
     // 2.27 decoded with an uninitialised table and read out of bounds).
     {"scan-names-undefined-huffman-table.jpg", "(no error)"},
-    {"empty-piece.model", "failed to insert key: zero-length key"},
+    {"empty-piece.model", "SentencePiece cannot build its tables from it"},
     {"negative-float-offset.safetensors", "has data_offsets [-1.48]; expected whole numbers >= 0"},
 };
 

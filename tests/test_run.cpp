@@ -182,6 +182,84 @@ TEST_CASE("run: --resume keeps metrics up to the checkpoint's step and appends")
   CHECK(log.find("(resuming)") != std::string::npos);
 }
 
+TEST_CASE("run: a damaged line before the last refuses the resume and changes no file") {
+  fs::path dir = temp_dir("run_resume_damaged");
+  {
+    DriverFlags flags;
+    REQUIRE(flags.parse({"--out", dir.string()}) == -1);
+    capturing_stdout([&] {
+      Run run(flags.run, run_settings(flags.app));
+      run.begin_training(0);
+      for (int step = 10; step <= 40; step += 10) run.log_train(step, 1.0 / step);
+    });
+  }
+  std::string text = read_text(dir / "metrics.jsonl");
+  text.replace(text.find('\n') + 1, 0, "garbage\n");  // line 2
+  std::ofstream(dir / "metrics.jsonl", std::ios::trunc) << text;
+  const std::string config = read_text(dir / "config.json"), log = read_text(dir / "train.log");
+  DriverFlags flags;
+  REQUIRE(flags.parse({"--out", dir.string(), "--resume"}) == -1);
+  // The error leaves the Run's scope, as in a driver (a Run ended without one saves its files).
+  CHECK_THROWS_WITH_AS(capturing_stdout([&] {
+                         Run run(flags.run, run_settings(flags.app));
+                         run.begin_training(20);
+                       }),
+                       doctest::Contains("metrics.jsonl line 2 is not a metrics line; the run's record is damaged"),
+                       Error);
+  CHECK(read_text(dir / "metrics.jsonl") == text);
+  CHECK(read_text(dir / "config.json") == config);
+  CHECK(read_text(dir / "train.log") == log);
+}
+
+TEST_CASE("run: at the checkpoint's step a resume keeps only the lines logged before the checkpoint was saved") {
+  fs::path dir = temp_dir("run_resume_final_test");
+  int64_t at_checkpoint = 0;
+  {
+    DriverFlags flags;
+    REQUIRE(flags.parse({"--out", dir.string()}) == -1);
+    capturing_stdout([&] {
+      Run run(flags.run, run_settings(flags.app));
+      run.begin_training(0);
+      run.log_train(10, 1.0);
+      run.log_eval("valid", 10, 0.5);
+      run.log_eval("test", 10, 0.6);  // logged with the validation
+      at_checkpoint = run.metrics_lines();  // the checkpoint is saved here
+      run.log_eval("test", 10, 0.6);  // the final test
+    });
+  }
+  CHECK(at_checkpoint == 3);
+  DriverFlags flags;
+  REQUIRE(flags.parse({"--out", dir.string(), "--resume"}) == -1);
+  std::string printed = capturing_stdout([&] {
+    Run run(flags.run, run_settings(flags.app));
+    run.begin_training(10, at_checkpoint);
+    run.log_eval("test", 10, 0.6);  // tested again
+  });
+  std::vector<json> lines = read_jsonl(dir / "metrics.jsonl");
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[2]["split"] == "test");
+  CHECK(lines[3]["split"] == "test");
+  CHECK(printed.find("kept 3 metrics lines, dropped 1 after the checkpoint") != std::string::npos);
+}
+
+TEST_CASE("run: a refused setting that reads the same either way is shown as JSON") {
+  fs::path dir = temp_dir("run_resume_same_display");
+  {
+    DriverFlags flags;
+    REQUIRE(flags.parse({"--out", dir.string(), "--lr", "0.1"}) == -1);
+    capturing_stdout([&] { Run run(flags.run, run_settings(flags.app)); });
+  }
+  std::string config = read_text(dir / "config.json");
+  const size_t at = config.find("\"lr\": 0.1");
+  REQUIRE(at != std::string::npos);
+  config.replace(at, 9, "\"lr\": \"0.1\"");
+  std::ofstream(dir / "config.json", std::ios::trunc) << config;
+  DriverFlags flags;
+  REQUIRE(flags.parse({"--out", dir.string(), "--resume", "--lr", "0.1"}) == -1);
+  CHECK_THROWS_WITH_AS(capturing_stdout([&] { Run run(flags.run, run_settings(flags.app)); }),
+                       doctest::Contains("--lr \"0.1\" -> 0.1;"), Error);
+}
+
 TEST_CASE("run: a resume that changes settings records each change with its step in config.json") {
   fs::path dir = temp_dir("run_resume_history");
   {

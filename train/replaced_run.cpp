@@ -54,17 +54,6 @@ std::optional<std::string> small_file_text(const fs::path& file) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// Whether a config.json is a run's: a JSON object naming at least half of `settings`.
-bool is_run_config(const fs::path& file, const std::vector<std::string>& settings) {
-  const std::optional<std::string> text = small_file_text(file);
-  if (!text) return false;
-  const nlohmann::json config = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (!config.is_object()) return false;
-  const auto named = std::count_if(settings.begin(), settings.end(),
-                                   [&](const std::string& name) { return config.contains(name); });
-  return named > 0 && 2 * static_cast<size_t>(named) >= settings.size();
-}
-
 // The pid written in a lock file that another process holds; nothing when it
 // is free, or is no lock (not a regular file, unreadable). A shared lock
 // taken for the test conflicts only with a run's exclusive one, and closing
@@ -142,12 +131,25 @@ std::vector<std::string> run_file_names(const std::vector<std::string>& program_
   return names;
 }
 
+bool is_run_config(const fs::path& file, const std::vector<std::string>& settings, bool beside_run_files) {
+  const std::optional<std::string> text = small_file_text(file);
+  if (!text) return false;
+  const nlohmann::json config = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (!config.is_object()) return false;
+  if (const auto program = config.find("program"); program != config.end() && program->is_string()) return true;
+  const auto named = std::count_if(settings.begin(), settings.end(),
+                                   [&](const std::string& name) { return config.contains(name); });
+  return named > 0 && (beside_run_files || 2 * static_cast<size_t>(named) >= settings.size());
+}
+
 std::vector<std::string> earlier_run_files(const fs::path& folder, const std::vector<std::string>& program_files,
                                            const std::vector<std::string>& settings) {
   bool holds_run = std::any_of(std::begin(kRunFiles) + 1, std::end(kRunFiles),
                                [&](const char* name) { return exists_here(folder / name); });
-  if (!holds_run && exists_here(folder / "config.json")) {
-    check(is_run_config(folder / "config.json", settings),
+  // A config.json that is not a run's is never moved nor written over, with
+  // or without a run's other files beside it.
+  if (exists_here(folder / "config.json")) {
+    check(is_run_config(folder / "config.json", settings, holds_run),
           "--out '{}' holds a config.json that is not a run's (not a JSON object with this run's settings); a run "
           "would write over it: move it away, or choose another --out", folder.string());
     holds_run = true;

@@ -14,8 +14,11 @@
 //
 // A folder holds a run when it holds a file that only a run writes
 // (metrics.jsonl, train.log, a checkpoint), or a config.json that a run
-// wrote: a JSON object naming at least half of this run's settings. A
-// config.json that is neither is someone else's, and no run writes over it.
+// wrote: a JSON object naming its program or at least half of this run's
+// settings (beside a run's other files, one setting is enough: an older
+// version's run may record few). A config.json that is neither is someone
+// else's: no run writes over it or moves it (--overwrite refuses it, alone
+// or beside a run's files, as a fresh start does).
 //
 // Moving a run aside (--overwrite), into <folder>/replaced-<UTC time>/:
 //   1. refuse when another process holds the lock of a run anywhere below
@@ -44,6 +47,10 @@ inline constexpr const char* kRunFiles[] = {"config.json", "metrics.jsonl", "tra
 
 // Every name of a run's files, in the order above; `program_files` are RunOptions::files.
 std::vector<std::string> run_file_names(const std::vector<std::string>& program_files);
+
+// Whether `file` is a config.json a run wrote (above); `settings` names this run's settings.
+bool is_run_config(const std::filesystem::path& file, const std::vector<std::string>& settings,
+                   bool beside_run_files);
 
 // The run files in `folder` when it holds a run, in run_file_names' order;
 // empty when it holds none. `settings` names this run's settings (to know

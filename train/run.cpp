@@ -99,6 +99,13 @@ std::string display_setting(const json& value) {
   return value.is_string() ? value.get<std::string>() : value.is_null() ? "-" : value.dump();
 }
 
+// A change of a setting, "0.1 -> 0.2"; as JSON text when the two look the
+// same shown bare ("0.125" -> 0.125: a string and a number).
+std::string display_change(const json& before, const json& after) {
+  if (display_setting(before) == display_setting(after)) return fmt::format("{} -> {}", before.dump(), after.dump());
+  return fmt::format("{} -> {}", display_setting(before), display_setting(after));
+}
+
 // Every process of a job must train the same thing: the first setting in
 // which a rank differs from rank 0 is an error on every rank.
 void check_same_settings(const dist::ProcessGroup& group, const json& settings) {
@@ -204,6 +211,12 @@ Run::Run(const RunOptions& options, RunSettings run_settings)
   if (!writer_) return;  // only rank 0 touches the run directory and prints
 
   std::error_code ec;
+  // A link to nowhere: create_directories would say only "File exists".
+  if (fs::is_symlink(fs::symlink_status(dir_, ec)) && !fs::exists(dir_, ec)) {
+    const fs::path target = fs::read_symlink(dir_, ec);
+    throw Error(fmt::format("--out '{}' is a symbolic link to '{}', which does not exist; create that directory, "
+                            "or choose another --out", options.out, target.string()));
+  }
   fs::create_directories(dir_, ec);
   check(!ec, "cannot create the run directory '{}': {}", dir_.string(), ec.message());
   check(fs::is_directory(dir_, ec), "cannot use '{}' as the run directory: it exists and is not a directory",
@@ -223,16 +236,27 @@ Run::Run(const RunOptions& options, RunSettings run_settings)
   // (--overwrite) the earlier run's files are moved aside when training
   // begins (replaced_run.h). An --overwrite killed mid-move is undone first.
   const std::vector<std::string> put_back = undo_interrupted_move(dir_);
+  std::vector<std::string> names;
+  for (const auto& [name, value] : settings.items()) names.push_back(name);
+  const bool has_checkpoint = fs::exists(fs::symlink_status(path("checkpoint.safetensors"), ec));
   if (!resuming_) {
-    std::vector<std::string> names;
-    for (const auto& [name, value] : settings.items()) names.push_back(name);
     replaced_files_ = earlier_run_files(dir_, options.files, names);
-    check(replaced_files_.empty() || options.overwrite, "--out '{}' holds a run ({}): --resume continues it, "
-          "--overwrite moves its files into {}/replaced-<time>/ and starts afresh, or choose another --out",
-          dir_.string(), fmt::join(replaced_files_, ", "), dir_.string());
+    check(replaced_files_.empty() || options.overwrite || !has_checkpoint, "--out '{}' holds a run ({}): --resume "
+          "continues it, --overwrite moves its files into {}/replaced-<time>/ and starts afresh, or choose another "
+          "--out", dir_.string(), fmt::join(replaced_files_, ", "), dir_.string());
+    check(replaced_files_.empty() || options.overwrite, "--out '{}' holds a run ({}) that stopped before its first "
+          "checkpoint, so --resume has nothing to continue: --overwrite moves its files into {}/replaced-<time>/ and "
+          "starts afresh, or choose another --out", dir_.string(), fmt::join(replaced_files_, ", "), dir_.string());
     if (!replaced_files_.empty()) refuse_live_runs_below(dir_);
   }
   refuse_inputs_inside(dir_, options.inputs, options.files, options.overwrite);
+  // A config.json someone else wrote, and no file only a run writes: there is no run here.
+  const bool run_files = std::any_of(std::begin(kRunFiles) + 1, std::end(kRunFiles), [&](const char* name) {
+    return fs::exists(fs::symlink_status(path(name), ec));
+  });
+  check(!resuming_ || run_files || !fs::exists(fs::symlink_status(path("config.json"), ec)) ||
+        is_run_config(path("config.json"), names, false), "--resume: there is no run in '{}' to continue: it holds no "
+        "checkpoint, and its config.json is not a run's (not a JSON object with this run's settings)", dir_.string());
   if (resuming_ && fs::is_regular_file(path("config.json"), ec)) {
     std::ifstream in(path("config.json"));
     saved_config_ = std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -303,7 +327,7 @@ void Run::compare_with_resumed_run(const std::string& saved_config, bool allow_c
     if (saved[name] == value) continue;
     changes[name] = json::array({saved[name], value});
     if (!free)
-      refused.push_back(fmt::format("{} {} -> {}", label(name), display_setting(saved[name]), display_setting(value)));
+      refused.push_back(fmt::format("{} {}", label(name), display_change(saved[name], value)));
   }
   check(refused.empty() || allow_changes,
         "--resume would train something else than the run in '{}': {}; resume with the run's own settings, or add "
@@ -321,8 +345,7 @@ void Run::compare_with_resumed_run(const std::string& saved_config, bool allow_c
     note(!saved.contains(name)
              ? fmt::format("{} on resume: {} (the resumed run does not record it)", label(name),
                            display_setting(pair[1]))
-             : fmt::format("{} changed on resume: {} -> {}", label(name), display_setting(pair[0]),
-                           display_setting(pair[1])));
+             : fmt::format("{} changed on resume: {}", label(name), display_change(pair[0], pair[1])));
   changes_json_ = changes.dump();
 }
 
@@ -381,8 +404,7 @@ Run::LockFile::~LockFile() {
   if (fd >= 0) ::close(fd);  // releases the lock
 }
 
-void Run::open_files() {
-  if (!replaced_files_.empty()) move_earlier_run_aside();
+void Run::check_run_files() const {
   for (const char* name : kRunFiles) {
     std::error_code ec;
     const fs::file_type type = fs::symlink_status(dir_ / name, ec).type();
@@ -392,6 +414,11 @@ void Run::open_files() {
     check(type == fs::file_type::regular || type == fs::file_type::not_found, "'{}' is not a regular file (a FIFO, "
           "a device or a folder); move it away: the run reads and writes only regular files", path(name));
   }
+}
+
+void Run::open_files() {
+  if (!replaced_files_.empty()) move_earlier_run_aside();
+  check_run_files();
   json config = json::parse(settings_json_);
   if (!program_.empty()) config["program"] = program_;
   // Every resume that changed a setting, with the step it took effect at.
@@ -418,24 +445,31 @@ void Run::open_files() {
   pending_lines_.clear();
   log_.flush();
   check(log_.good(), "cannot write '{}': {}", log_path, std::strerror(errno));
-  // A resumed run rewrites metrics.jsonl in keep_metrics_up_to; a fresh one starts it empty.
-  if (!resuming_) {
-    metrics_.open(path("metrics.jsonl"), std::ios::trunc);
-    check(metrics_.is_open(), "cannot write '{}': {}", path("metrics.jsonl"), std::strerror(errno));
+  // A resumed run keeps the lines read_metrics_up_to chose; a fresh one starts it empty.
+  const std::string metrics_path = path("metrics.jsonl");
+  if (kept_metrics_) write_file_atomically(metrics_path, *kept_metrics_);
+  if (!resuming_ || kept_metrics_) {
+    metrics_.open(metrics_path, resuming_ ? std::ios::app : std::ios::trunc);
+    check(metrics_.is_open(), "cannot write '{}': {}", metrics_path, std::strerror(errno));
   }
 }
 
 std::string Run::path(std::string_view file_name) const { return (dir_ / file_name).string(); }
 
-void Run::begin_training(int64_t step) {
+void Run::begin_training(int64_t step, std::optional<int64_t> metrics_lines) {
   check(!training_begun_, "Run::begin_training: called twice");
   check(step >= 0, "Run::begin_training: step is {}", step);
   check(resuming_ || step == 0, "Run::begin_training: a fresh run starts at step 0, not {} (--resume continues a run)",
         step);
   begin_step_ = step;
   if (writer_) {
+    // metrics.jsonl is read, and a damaged one refused, before any file is written.
+    if (resuming_) {
+      check_run_files();
+      read_metrics_up_to(step, metrics_lines);
+    }
     open_files();
-    if (resuming_) keep_metrics_up_to(step);
+    if (resuming_) note(metrics_note_);
   }
   training_begun_ = true;
   clock_start_ = Clock::now();
@@ -445,35 +479,44 @@ void Run::begin_training(int64_t step) {
   last_train_seconds_ = carried_seconds_;
 }
 
-void Run::keep_metrics_up_to(int64_t step) {
+void Run::read_metrics_up_to(int64_t step, std::optional<int64_t> lines) {
   const std::string file = path("metrics.jsonl");
-  std::vector<std::string> kept;
-  int64_t later = 0, torn = 0;
+  std::vector<std::string> all;
   {
     std::ifstream in(file);
-    for (std::string line; std::getline(in, line);) {
-      if (line.empty()) continue;
-      json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
-      if (!j.is_object() || !j.contains("step") || !j["step"].is_number_integer()) {
-        ++torn;
-        continue;
-      }
-      if (j["step"].get<int64_t>() > step) {
-        ++later;
-        continue;
-      }
-      if (j.contains("time_sec") && j["time_sec"].is_number())
-        carried_seconds_ = std::max(carried_seconds_, j["time_sec"].get<double>());
-      kept.push_back(line);
-    }
+    for (std::string line; std::getline(in, line);) all.push_back(line);
   }
-  std::string text;
-  for (const std::string& line : kept) text += line + '\n';
-  write_file_atomically(file, text);
-  metrics_.open(file, std::ios::app);
-  check(metrics_.is_open(), "cannot write '{}': {}", file, std::strerror(errno));
-  note(fmt::format("resumed at step {}: kept {} metrics lines, dropped {} after the checkpoint and {} torn", step,
-                   kept.size(), later, torn));
+  size_t last = all.size();  // the last line that is not empty: the only one a crash can tear
+  while (last > 0 && all[last - 1].empty()) --last;
+  std::string kept;
+  int64_t kept_count = 0, later = 0, torn = 0, index = 0;
+  for (size_t n = 0; n < all.size(); ++n) {
+    const std::string& line = all[n];
+    if (line.empty()) continue;
+    const json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object() || !j.contains("step") || !j["step"].is_number_integer()) {
+      check(n + 1 == last, "{} line {} is not a metrics line; the run's record is damaged — restore it or start "
+            "afresh with --overwrite", file, n + 1);
+      ++torn;
+      continue;
+    }
+    // Lines past the checkpoint's step, and at its step those logged after
+    // it was saved (the final test: the count the checkpoint records).
+    const bool after = j["step"].get<int64_t>() > step || (lines && index >= *lines);
+    ++index;
+    if (after) {
+      ++later;
+      continue;
+    }
+    if (j.contains("time_sec") && j["time_sec"].is_number())
+      carried_seconds_ = std::max(carried_seconds_, j["time_sec"].get<double>());
+    kept += line + '\n';
+    ++kept_count;
+  }
+  kept_metrics_ = std::move(kept);
+  metrics_lines_ = kept_count;
+  metrics_note_ = fmt::format("resumed at step {}: kept {} metrics lines, dropped {} after the checkpoint and {} torn",
+                              step, kept_count, later, torn);
 }
 
 double Run::train_seconds() const {
@@ -603,6 +646,7 @@ void Run::note(std::string_view message) { write_line(std::string(message)); }
 void Run::write_metrics(const std::string& json_line) {
   if (!writer_) return;
   metrics_ << json_line << '\n';
+  ++metrics_lines_;
   metrics_.flush();
   check(metrics_.good(), "cannot write '{}': {}", path("metrics.jsonl"), std::strerror(errno));
 }

@@ -58,10 +58,13 @@
 // (may_change_on_resume: threads, --steps, the log and evaluation cadence, …)
 // are noted, and config.json records every change with the step it took
 // effect at ("changes_on_resume"). train.log is appended to. metrics.jsonl is
-// never emptied: begin_training(S) keeps every line with step ≤ S, drops the
-// lines with step > S (the run had got further than its last checkpoint, and
-// those steps are about to be trained and logged again) and any torn, non-JSON
-// line from a crash, and appends from there.
+// never emptied: begin_training(S) keeps every line with step ≤ S — but, when
+// the checkpoint records how many lines there were when it was saved, none
+// logged after that (the final test of a finished run, which is run again) —
+// drops the lines after (the run had got further than its last checkpoint,
+// and those steps are about to be trained and logged again) and a torn,
+// non-JSON last line from a crash, and appends from there. A bad line
+// anywhere else is damage, not a crash: the resume is refused, naming it.
 //
 // Errors: bad flags print one "error: ..." line and exit with 2; an rg::Error
 // from anywhere in the driver (an unusable --out, a NaN loss, a bad
@@ -220,7 +223,12 @@ class Run {
 
   // Called once, right before the training loop, with the step training starts
   // from: 0, or the step of the checkpoint being resumed. Starts the clock.
-  void begin_training(int64_t step);
+  // On resume, `metrics_lines` is the count of metrics lines when the
+  // checkpoint was saved (metrics_lines(), kept in it): the lines at the
+  // checkpoint's step logged after it (the final test) are dropped too.
+  void begin_training(int64_t step, std::optional<int64_t> metrics_lines = std::nullopt);
+  // The lines in metrics.jsonl so far (those kept on resume and those written since).
+  int64_t metrics_lines() const { return metrics_lines_; }
 
   // Under mpirun, every process must read the same data: what each read is
   // compared with rank 0's, and the first difference is an error on every
@@ -253,7 +261,10 @@ class Run {
   void write_line(const std::string& text, bool timestamp = true);  // train.log + stdout
   void write_metrics(const std::string& json_line);
   void require_training_begun(const char* what) const;
-  void keep_metrics_up_to(int64_t step);
+  // On resume, before any file is written: the lines of metrics.jsonl to
+  // keep (kept_metrics_); a damaged line other than the last is an error.
+  void read_metrics_up_to(int64_t step, std::optional<int64_t> lines);
+  void check_run_files() const;  // no run file is a link, a FIFO or a folder
   void open_files();  // config.json, train.log (with the pending lines), metrics.jsonl
   void lock_directory();
   void move_earlier_run_aside();
@@ -293,6 +304,9 @@ class Run {
   std::string changes_json_;               // this resume's changed settings, {"flag": [old, new]}
   int64_t begin_step_ = 0;                 // the step training began at
   bool files_open_ = false;                // open_files has run
+  int64_t metrics_lines_ = 0;              // lines in metrics.jsonl
+  std::optional<std::string> kept_metrics_;  // on resume: metrics.jsonl's lines to keep
+  std::string metrics_note_;               // on resume: what was kept and dropped
   bool writer_ = true;                     // rank 0 of a data-parallel job (or the only process) writes
   std::vector<std::string> pending_lines_;  // train.log lines from before open_files
 };

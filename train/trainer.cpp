@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <filesystem>
 #include <cstring>
 #include <limits>
 #include <utility>
@@ -50,7 +51,7 @@ int64_t Trainer::start() {
   started_ = true;
   if (run_.resuming()) resume();
   start_from_rank0();
-  run_.begin_training(step_);
+  run_.begin_training(step_, resumed_metrics_lines_);
   bar_ = std::make_unique<ProgressBar>(options_.steps, "train");
   // A run resumed after its --train-minutes ran out has no step left: it is
   // tested again, as a run resumed after its last step is.
@@ -215,6 +216,7 @@ void Trainer::save(const std::string& path) const {
   progress.interval_loss = interval_loss_;
   progress.interval_steps = interval_steps_;
   progress.interval_sums = interval_sums_;
+  progress.metrics_lines = run_.metrics_lines();
   Metadata metadata = progress_metadata(progress);
   metadata["config"] = run_.settings_json();
   if (!run_.program().empty()) metadata["program"] = run_.program();
@@ -222,6 +224,10 @@ void Trainer::save(const std::string& path) const {
 }
 
 void Trainer::resume() {
+  std::error_code ec;
+  check(std::filesystem::exists(std::filesystem::symlink_status(checkpoint_path_, ec)), "--resume: the run in '{}' "
+        "stopped before its first checkpoint ({} does not exist), so there is nothing to continue: --overwrite moves "
+        "its files aside and starts afresh", run_.dir().string(), checkpoint_path_);
   const Checkpoint file = load_checkpoint(checkpoint_path_);
   check_training_state(file);
   // Another program's checkpoint is named as such before anything in it is
@@ -248,6 +254,7 @@ void Trainer::resume() {
   interval_loss_ = progress.interval_loss;
   interval_steps_ = progress.interval_steps;
   interval_sums_ = progress.interval_sums;
+  resumed_metrics_lines_ = progress.metrics_lines;
   run_.note(fmt::format("resumed from {} at step {}", checkpoint_path_, step_));
 }
 

@@ -240,6 +240,7 @@ class Trainer {
   double interval_loss_ = 0.0;
   int64_t interval_steps_ = 0;
   std::map<std::string, double> interval_sums_;
+  std::optional<int64_t> resumed_metrics_lines_;  // the checkpoint's TrainingProgress::metrics_lines
   std::unique_ptr<ProgressBar> bar_;
   std::optional<Run::ClockPause> pause_;  // while validating or testing
 };

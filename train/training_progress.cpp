@@ -53,6 +53,7 @@ Metadata progress_metadata(const TrainingProgress& progress) {
   nlohmann::ordered_json sums = nlohmann::ordered_json::object();
   for (const auto& [name, sum] : progress.interval_sums) sums[name] = fmt::format("{:.17g}", sum);
   m["interval_sums"] = sums.dump();
+  if (progress.metrics_lines) m["metrics_lines"] = std::to_string(*progress.metrics_lines);
   return m;
 }
 
@@ -69,6 +70,7 @@ TrainingProgress read_training_progress(const Metadata& metadata, const std::str
       throw Error(fmt::format("checkpoint {}: metadata 'data_cursor': {}", source, e.what()));
     }
   }
+  if (metadata.count("metrics_lines")) progress.metrics_lines = non_negative(metadata, source, "metrics_lines");
   // Checkpoints written before the interval was kept have none: the first
   // line after resuming them averages the steps since the checkpoint.
   if (metadata.count("interval_loss")) {

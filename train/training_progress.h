@@ -30,6 +30,9 @@ struct TrainingProgress {
   double interval_loss = 0.0;
   int64_t interval_steps = 0;
   std::map<std::string, double> interval_sums = {};
+  // The lines of metrics.jsonl when the checkpoint was saved (Run::metrics_lines):
+  // a resume drops those logged after it. Unset in older checkpoints.
+  std::optional<int64_t> metrics_lines = {};
 };
 
 Metadata progress_metadata(const TrainingProgress& progress);
