@@ -170,7 +170,7 @@ TEST_CASE("--overwrite refuses a run folder with a live run below it; the folder
 
 TEST_CASE("the bad-input catalog: every entry fails clearly and leaves the run folder alone") {
   const std::string cifar_run = kCifar + " --width 0.1 --train-size 40 --batch 20 --valid-size 20 --zca off";
-  // The earlier run's config.json is a stub that records none of cifar10's
+  // The earlier run's config.json is a stand-in that records none of cifar10's
   // settings: resuming it needs --resume-with-changes, and the checkpoint is
   // then what is checked.
   const std::string cifar_resume = cifar_run + " --resume --resume-with-changes --out {out}";

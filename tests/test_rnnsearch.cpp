@@ -13,23 +13,13 @@
 #include "rmsgrad/layers/init.h"
 #include "rmsgrad/models/rnnsearch.h"
 #include "rmsgrad/rmsgrad.h"
+#include "rnnsearch_test_options.h"
 
 using namespace rg;
 
 namespace {
 
-RNNSearchOptions tiny_options(NormKind norm, float stddev = 0.3f) {
-  RNNSearchOptions o;
-  o.source_vocab = 13;
-  o.target_vocab = 11;
-  o.embed = 6;
-  o.hidden = 5;
-  o.attention = 7;
-  o.norm.kind = norm;
-  o.dropout = 0.0f;
-  o.init_stddev = stddev;  // larger than Nematus' 0.01, so every path carries signal at this size
-  return o;
-}
+using test::tiny_rnnsearch_options;
 
 // Two sentence pairs of different lengths, each ending in </s> (id 3).
 struct TinyPairs {
@@ -65,7 +55,7 @@ TEST_CASE("the model's loss gradient matches central differences for every norm 
   for (NormKind norm : {NormKind::None, NormKind::LayerNorm, NormKind::RMSNorm, NormKind::PRMSNorm, NormKind::L2Norm,
                         NormKind::WeightNorm}) {
     Generator gen(21), noise(22);
-    RNNSearchOptions options = tiny_options(norm);
+    RNNSearchOptions options = tiny_rnnsearch_options(norm);
     options.norm.p = 0.5f;
     RNNSearch model(options, gen, noise);
     // Biases start at 0, and the decoder's first input is the zero vector, so
@@ -112,7 +102,7 @@ TEST_CASE("the model's loss gradient matches central differences for every norm 
 TEST_CASE("padding changes nothing: a sentence's logits are the same alone and in a padded batch") {
   for (NormKind norm : {NormKind::None, NormKind::RMSNorm}) {
     Generator gen(3), noise(4);
-    RNNSearch model(tiny_options(norm), gen, noise);
+    RNNSearch model(tiny_rnnsearch_options(norm), gen, noise);
     TinyPairs tiny;
     NoGradGuard no_grad;
     Var both = model.logits(tiny.src.ids, tiny.src.mask, tiny.tgt.ids, tiny.tgt.mask);
@@ -130,7 +120,7 @@ TEST_CASE("padding changes nothing: a sentence's logits are the same alone and i
 
 TEST_CASE("decode_step walks the same path as teacher forcing") {
   Generator gen(8), noise(9);
-  RNNSearch model(tiny_options(NormKind::LayerNorm), gen, noise);
+  RNNSearch model(tiny_rnnsearch_options(NormKind::LayerNorm), gen, noise);
   model.eval();
   TinyPairs tiny;
   NoGradGuard no_grad;
@@ -154,7 +144,7 @@ TEST_CASE("decode_step walks the same path as teacher forcing") {
 
 TEST_CASE("beam search: beam 1 is greedy, a wider beam scores at least as well, batching changes nothing") {
   Generator gen(31), noise(32);
-  RNNSearchOptions options = tiny_options(NormKind::RMSNorm, 0.8f);
+  RNNSearchOptions options = tiny_rnnsearch_options(NormKind::RMSNorm, 0.8f);
   RNNSearch model(options, gen, noise);
   TinyPairs tiny;
   BeamOptions greedy{.beam = 1, .length_norm = 0.0f, .max_length_ratio = 2.0f, .max_length_extra = 4};
@@ -203,12 +193,12 @@ TEST_CASE("beam search: beam 1 is greedy, a wider beam scores at least as well, 
 
 TEST_CASE("RNNSearch: bad shapes and settings are clear errors") {
   Generator gen(1), noise(2);
-  RNNSearchOptions bad = tiny_options(NormKind::None);
+  RNNSearchOptions bad = tiny_rnnsearch_options(NormKind::None);
   bad.target_vocab = 0;
   CHECK_THROWS_WITH_AS(RNNSearch(bad, gen, noise), doctest::Contains("must be positive"), Error);
-  RNNSearchOptions batch_norm = tiny_options(NormKind::BatchNorm);
+  RNNSearchOptions batch_norm = tiny_rnnsearch_options(NormKind::BatchNorm);
   CHECK_THROWS_WITH_AS(RNNSearch(batch_norm, gen, noise), doctest::Contains("batchnorm"), Error);
-  RNNSearch model(tiny_options(NormKind::None), gen, noise);
+  RNNSearch model(tiny_rnnsearch_options(NormKind::None), gen, noise);
   TinyPairs tiny;
   PaddedBatch one = pad_batch(tiny.target, Batch{0});
   CHECK_THROWS_WITH_AS(model.logits(tiny.src.ids, tiny.src.mask, one.ids, one.mask), doctest::Contains("differ"),
@@ -223,7 +213,7 @@ TEST_CASE("init_center moves every weight matrix by the centre, biases and norm 
   // vector (biases, gains) the same. Means: an N(0, σ²) matrix of n values
   // has a mean within 6σ/√n of its centre but once in ~10⁹; an orthogonal
   // H×H block Q, |1ᵀQ1| ≤ ‖1‖·‖Q1‖ = H, so its mean is within 1/H, always.
-  RNNSearchOptions o = tiny_options(NormKind::RMSNorm, 0.01f);
+  RNNSearchOptions o = tiny_rnnsearch_options(NormKind::RMSNorm, 0.01f);
   o.hidden = 16;
   o.embed = 8;
   Generator gen0(5), noise0(6), gen1(5), noise1(6);

@@ -8,22 +8,13 @@
 
 #include "rmsgrad/experiments/translation/summed_inputs.h"
 #include "rmsgrad/rmsgrad.h"
+#include "rnnsearch_test_options.h"
 
 using namespace rg;
 
 namespace {
 
-RNNSearchOptions small_options(NormKind norm) {
-  RNNSearchOptions o;
-  o.source_vocab = 13;
-  o.target_vocab = 11;
-  o.embed = 6;
-  o.hidden = 5;
-  o.attention = 7;
-  o.norm.kind = norm;
-  o.init_stddev = 0.3f;
-  return o;
-}
+using test::tiny_rnnsearch_options;
 
 // Three pairs of different lengths, each side ending in </s> (id 3).
 EncodedPairs three_pairs() {
@@ -67,7 +58,7 @@ TEST_CASE("decoder summed inputs: position 1 by hand, without a norm and with RM
   const EncodedPairs pairs = three_pairs();
   Generator gen(1), noise(2);
   SUBCASE("no norm: the raw terms, twice over") {
-    RNNSearch model(small_options(NormKind::None), gen, noise);
+    RNNSearch model(tiny_rnnsearch_options(NormKind::None), gen, noise);
     make_first_position_known(model, 0.5f);
     const double a = 5.0 * std::tanh(0.5);  // H · tanh(c)
     const SummedInputStatistics stats = decoder_summed_inputs(model, pairs, 2);
@@ -87,7 +78,7 @@ TEST_CASE("decoder summed inputs: position 1 by hand, without a norm and with RM
     CHECK(model.is_training());  // evaluation mode only while it runs
   }
   SUBCASE("RMSNorm: a constant vector normalizes to its sign, the gains being 1") {
-    RNNSearch model(small_options(NormKind::RMSNorm), gen, noise);
+    RNNSearch model(tiny_rnnsearch_options(NormKind::RMSNorm), gen, noise);
     make_first_position_known(model, 0.5f);
     const SummedInputStatistics stats = decoder_summed_inputs(model, pairs, 3);
     CHECK(stats.raw_at[0].mean() > 0.0);
@@ -99,7 +90,7 @@ TEST_CASE("decoder summed inputs: position 1 by hand, without a norm and with RM
 TEST_CASE("decoder summed inputs: batching changes nothing, and the second cell reads s'_j") {
   const EncodedPairs pairs = three_pairs();
   Generator gen(3), noise(4);
-  RNNSearch model(small_options(NormKind::LayerNorm), gen, noise);
+  RNNSearch model(tiny_rnnsearch_options(NormKind::LayerNorm), gen, noise);
   const SummedInputStatistics one = decoder_summed_inputs(model, pairs, 1);
   const SummedInputStatistics all = decoder_summed_inputs(model, pairs, 3);
   for (size_t j = 0; j < 4; ++j) {
