@@ -159,7 +159,9 @@ ImageSet read_image_folder(const std::string& root, const std::string& split, st
     const auto cls = std::find(classes.begin(), classes.end(), key.first) - classes.begin();
     set.labels[i] = static_cast<int32_t>(cls);
     if (!image.path.empty()) image.bytes = read_image_file(image.path);
-    decode_image(image.bytes, root + ":" + split + "/" + key.first + "/" + key.second, set.images.data() + i * kPixels);
+    // An archive's member as archive:member, a folder's file as its path.
+    decode_image(image.bytes, root + (is_file(root) ? ":" : "/") + split + "/" + key.first + "/" + key.second,
+                 set.images.data() + i * kPixels);
     image.bytes = {};  // freed as soon as it is decoded
     ++i;
   }

@@ -44,7 +44,7 @@ CharText encoded(const std::string& train_text, const std::string& valid_text) {
   std::array<bool, 256> seen{};
   for (char c : train_text) seen[static_cast<unsigned char>(c)] = true;
   CharText text;
-  text.alphabet = "?";
+  text.alphabet.assign(1, '?');
   for (int b = 0; b < 256; ++b)
     if (seen[static_cast<size_t>(b)]) text.alphabet += static_cast<char>(b);
   text.train = encode(text.alphabet, train_text);
