@@ -46,9 +46,9 @@
 
 #include <cmath>
 #include <memory>
-#include <type_traits>
 #include <vector>
 
+#include "rmsgrad/autograd/row_norms.h"
 #include "rmsgrad/autograd/tape.h"
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/core/parallel.h"
@@ -57,6 +57,8 @@
 namespace rg {
 
 namespace {
+
+using namespace row_norms;
 
 // Rows of length n; gain index of row r is r % channels in channel layout.
 struct RowView {
@@ -93,44 +95,6 @@ int64_t row_grain(int64_t n) { return std::max<int64_t>(1, 16384 / n); }
 // The length of the per-thread partial sums of dg / db.
 int64_t partial_len(const RowView& v) { return v.channels ? v.channels : v.n; }
 
-// Calls body(has_dx, has_dg, has_db), each a std::bool_constant saying whether
-// a backward writes that output, so that its element loop carries no test per
-// element: a loop with `if (dg)` inside does not vectorize.
-template <class Body>
-void with_outputs(bool dx, bool dg, bool db, Body&& body) {
-  const auto on_db = [&](auto has_dx, auto has_dg) {
-    db ? body(has_dx, has_dg, std::true_type{}) : body(has_dx, has_dg, std::false_type{});
-  };
-  const auto on_dg = [&](auto has_dx) { dg ? on_db(has_dx, std::true_type{}) : on_db(has_dx, std::false_type{}); };
-  dx ? on_dg(std::true_type{}) : on_dg(std::false_type{});
-}
-
-// Adds each chunk's partial sums into the parameter gradient.
-void reduce_partials(Tensor* grad, const std::vector<float>& partials, int64_t chunks, int64_t len) {
-  if (!grad) return;
-  float* d = grad->data();
-  for (int64_t c = 0; c < chunks; ++c) {
-    const float* p = partials.data() + c * len;
-#pragma omp simd
-    for (int64_t i = 0; i < len; ++i) d[i] += p[i];
-  }
-}
-
-// The walk every backward makes: body(lo, hi, dg, db) for the rows of each
-// parallel chunk, dg and db that chunk's own zeroed partial sums of `len`
-// (null where dgain or dbias is not wanted), added into dgain and dbias at
-// the end in chunk order.
-template <class Body>
-void rows_with_partials(int64_t rows, int64_t grain, int64_t len, Tensor* dgain, Tensor* dbias, Body&& body) {
-  const int64_t chunks = chunk_count(rows, grain);
-  std::vector<float> dg_part(dgain ? chunks * len : 0, 0.0f), db_part(dbias ? chunks * len : 0, 0.0f);
-  parallel_for_chunks(rows, grain, [&](int64_t chunk, int64_t lo, int64_t hi) {
-    body(lo, hi, dgain ? dg_part.data() + chunk * len : nullptr, dbias ? db_part.data() + chunk * len : nullptr);
-  });
-  reduce_partials(dgain, dg_part, chunks, len);
-  reduce_partials(dbias, db_part, chunks, len);
-}
-
 // ---------------------------------------------------------------- RMSNorm
 
 struct RmsSaved {
@@ -139,34 +103,21 @@ struct RmsSaved {
 
 void rms_forward(const float* x, const float* g, const float* b, float* y, const RowView& v, int64_t k,
                  const RmsNormConfig& cfg, RmsSaved& saved) {
-  const float m = cfg.l2 ? 1.0f : static_cast<float>(k);
+  const float m = rms_divisor(cfg, k);
   parallel_for(v.rows, row_grain(v.n), [&](int64_t lo, int64_t hi) {
     for (int64_t r = lo; r < hi; ++r) {
       const float* a = x + r * v.n;
       float* out = y + r * v.n;
-      const float q = sum_of_squares(a, k);
-      float mean_sq = q / m, inv_d, coef;
-      if (cfg.eps_inside) {
-        inv_d = 1.0f / std::sqrt(mean_sq + cfg.eps);
-        coef = inv_d * inv_d * inv_d / m;
-      } else {
-        float rms = std::sqrt(mean_sq);
-        inv_d = 1.0f / (rms + cfg.eps);
-        coef = rms > 0.0f ? inv_d * inv_d / (m * rms) : 0.0f;
-      }
-      saved.inv_d[r] = inv_d;
-      saved.coef[r] = coef;
+      const RmsStats s = rms_row_stats(a, k, m, cfg);
+      saved.inv_d[r] = s.inv_d;
+      saved.coef[r] = s.coef;
       if (v.channels) {
         const int64_t c = r % v.channels;
-        const float scale = g[c] * inv_d, shift = b ? b[c] : 0.0f;
+        const float scale = g[c] * s.inv_d, shift = b ? b[c] : 0.0f;
 #pragma omp simd
         for (int64_t i = 0; i < v.n; ++i) out[i] = a[i] * scale + shift;
-      } else if (b) {
-#pragma omp simd
-        for (int64_t i = 0; i < v.n; ++i) out[i] = a[i] * inv_d * g[i] + b[i];
       } else {
-#pragma omp simd
-        for (int64_t i = 0; i < v.n; ++i) out[i] = a[i] * inv_d * g[i];
+        rms_row_forward(a, g, b, out, v.n, s.inv_d);
       }
     }
   });
@@ -197,22 +148,7 @@ void rms_backward(const float* x, const float* g, const float* dy, float* dx, Te
         if (db) db[c] += d_sum;
         continue;
       }
-      // One pass writes dx and adds this row's terms to dg and db, so each
-      // element of δ and x is loaded once after the dot product.
-      const float t = dx ? dot3(g, d, a, v.n) * saved.coef[r] : 0.0f;
-      float* o = dx ? dx + r * v.n : nullptr;
-      with_outputs(o, dg, db, [&](auto has_dx, auto has_dg, auto has_db) {
-        const auto element = [&](int64_t i, bool in_rms) {
-          if constexpr (decltype(has_dx)::value)
-            o[i] = (Assign ? 0.0f : o[i]) + inv_d * g[i] * d[i] - (in_rms ? t * a[i] : 0.0f);
-          if constexpr (decltype(has_dg)::value) dg[i] += d[i] * a[i] * inv_d;
-          if constexpr (decltype(has_db)::value) db[i] += d[i];
-        };
-#pragma omp simd
-        for (int64_t i = 0; i < k; ++i) element(i, true);
-#pragma omp simd
-        for (int64_t i = k; i < v.n; ++i) element(i, false);
-      });
+      rms_row_backward<Assign>(a, g, d, v.n, k, {inv_d, saved.coef[r]}, dx ? dx + r * v.n : nullptr, dg, db);
     }
   });
 }
@@ -225,24 +161,20 @@ struct LayerSaved {
 
 void layer_forward(const float* x, const float* g, const float* b, float* y, const RowView& v, float eps,
                    LayerSaved& saved) {
-  const float inv_n = 1.0f / static_cast<float>(v.n);
   parallel_for(v.rows, row_grain(v.n), [&](int64_t lo, int64_t hi) {
     for (int64_t r = lo; r < hi; ++r) {
       const float* a = x + r * v.n;
       float* out = y + r * v.n;
-      const float mu = sum_of(a, v.n) * inv_n;
-      const float var = lane_sum(v.n, [a, mu](int64_t i) { return (a[i] - mu) * (a[i] - mu); });
-      const float inv_std = 1.0f / std::sqrt(var * inv_n + eps);
-      saved.mean[r] = mu;
-      saved.inv_std[r] = inv_std;
+      const LayerStats s = layer_row_stats(a, v.n, eps);
+      saved.mean[r] = s.mean;
+      saved.inv_std[r] = s.inv_std;
       if (v.channels) {
         const int64_t c = r % v.channels;
-        const float scale = g[c] * inv_std, shift = (b ? b[c] : 0.0f) - mu * scale;
+        const float scale = g[c] * s.inv_std, shift = (b ? b[c] : 0.0f) - s.mean * scale;
 #pragma omp simd
         for (int64_t i = 0; i < v.n; ++i) out[i] = a[i] * scale + shift;
       } else {
-#pragma omp simd
-        for (int64_t i = 0; i < v.n; ++i) out[i] = (a[i] - mu) * inv_std * g[i] + (b ? b[i] : 0.0f);
+        layer_row_forward(a, g, b, out, v.n, s);
       }
     }
   });
@@ -273,22 +205,7 @@ void layer_backward(const float* x, const float* g, const float* dy, float* dx, 
         if (db) db[c] += d_sum;
         continue;
       }
-      float h_mean = 0.0f, hah_mean = 0.0f;
-      if (dx) {
-        h_mean = dot(g, d, v.n) * inv_n;  // mean of h and of h â, h = g δ
-        hah_mean = lane_sum(v.n, [a, d, g, mu](int64_t i) { return g[i] * d[i] * (a[i] - mu); }) * inv_std * inv_n;
-      }
-      float* o = dx ? dx + r * v.n : nullptr;
-      with_outputs(o, dg, db, [&](auto has_dx, auto has_dg, auto has_db) {
-#pragma omp simd
-        for (int64_t i = 0; i < v.n; ++i) {
-          const float a_hat = (a[i] - mu) * inv_std;
-          if constexpr (decltype(has_dx)::value)
-            o[i] = (Assign ? 0.0f : o[i]) + inv_std * (g[i] * d[i] - h_mean - a_hat * hah_mean);
-          if constexpr (decltype(has_dg)::value) dg[i] += d[i] * a_hat;
-          if constexpr (decltype(has_db)::value) db[i] += d[i];
-        }
-      });
+      layer_row_backward<Assign>(a, g, d, v.n, {mu, inv_std}, dx ? dx + r * v.n : nullptr, dg, db);
     }
   });
 }

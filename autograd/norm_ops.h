@@ -35,6 +35,18 @@ Var rms_norm(const Var& x, const Var& gain, const Var& bias, const RmsNormConfig
 Var layer_norm(const Var& x, const Var& gain, const Var& bias, float eps,
                NormLayout layout = NormLayout::Features);
 
+// A norm as a fused kernel applies it to rows of n units inside its own pass
+// (the recurrent cells of rnn_ops.h and lstm_ops.h): the kind, the parameters
+// and the settings of the ops above. None leaves the row as it is.
+//   Layer: layer_norm(x, gain, bias, config.eps); bias may be undefined
+//   Rms:   rms_norm(x, gain, bias, config)
+enum class RowNormKind { None, Layer, Rms };
+struct RowNorm {
+  RowNormKind kind = RowNormKind::None;
+  Var gain, bias;          // [n]
+  RmsNormConfig config{};  // Layer reads only its eps
+};
+
 // GroupNorm (Wu & He 2018), torch.nn.functional.group_norm: x [N, C, *] (any
 // number of axes after C, none included), the C channels split into `groups`
 // consecutive groups of C/groups. Each sample's group is normalized over all

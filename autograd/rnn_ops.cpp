@@ -15,13 +15,25 @@
 //   dxg += [da_r, da_u],  dhg += [da_r, da_u]
 // Seven separate ops (two adds, two sigmoids, tanh, mul, the interpolation)
 // would write and read seven [B, H] tensors each way; this writes one.
+//
+// Normalized recurrent terms: with norms N_g and N_c the op reads the raw
+// terms a_g = h U_gᵀ and a_c = h U_cᵀ and uses hg = N_g(a_g), hc = N_c(a_c)
+// above. Each row's norm runs in the row's own pass (row_norms.h), so the
+// normalized terms never reach memory: forward saves two statistics per norm
+// and row, and backward recomputes the row of hc it needs from them (one
+// multiply per unit, cheaper than saving and reloading it). The gradients
+// dL/dhg = [da_r, da_u] and dL/dhc = da_c·r then go through the norms'
+// row backward to dL/da_g, dL/da_c and the norms' gains and biases, whose
+// sums over rows are kept per chunk of rows and added in chunk order.
 #include "rmsgrad/autograd/rnn_ops.h"
 
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <utility>
 #include <vector>
 
+#include "rmsgrad/autograd/row_norms.h"
 #include "rmsgrad/autograd/tape.h"
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/core/fast_math.h"
@@ -32,8 +44,39 @@ namespace rg {
 namespace {
 
 struct GruSaved {
-  Tensor r, u, c;  // [B, H]
+  Tensor r, u, c;            // [B, H]
+  std::vector<float> stats;  // per row: the gate norm's two statistics, then the candidate norm's
 };
+
+// Rows per parallel chunk: about 2048 units of work each.
+int64_t row_grain(int64_t hidden) { return std::max<int64_t>(1, 2048 / hidden); }
+
+// A norm parameter's gradient as per-chunk partial sums (row_norms.h): each
+// chunk of rows adds into its own zeroed partial, and the partials are added
+// into the gradient in chunk order, the same for any thread count. Input 0
+// stands for "no such parameter".
+class ParameterSums {
+ public:
+  ParameterSums(Node& n, size_t input, int64_t len, int64_t chunks)
+      : grad_(input ? n.input_grad(input) : nullptr), len_(len), chunks_(chunks),
+        partials_(grad_ ? static_cast<size_t>(chunks * len) : 0, 0.0f) {}
+  float* at(int64_t chunk) { return grad_ ? partials_.data() + chunk * len_ : nullptr; }
+  void add_into_gradient() { row_norms::reduce_partials(grad_, partials_, chunks_, len_); }
+
+ private:
+  Tensor* grad_;
+  int64_t len_, chunks_;
+  std::vector<float> partials_;
+};
+
+// A norm's row backward into dx, written (fresh) or added.
+inline void norm_backward(const row_norms::RowKernel& norm, bool fresh, const float* a, const float* d,
+                          const float* stats, float* dx, float* dg, float* db) {
+  if (fresh)
+    norm.backward<true>(a, d, stats, dx, dg, db);
+  else
+    norm.backward<false>(a, d, stats, dx, dg, db);
+}
 
 // dst[0, n) += src, or = src when the buffer is fresh (see Node::input_grad):
 // every element is written exactly once per backward. Skipped without dst.
@@ -49,8 +92,34 @@ inline void put_row(float* dst, bool fresh, const float* src, int64_t n) {
 
 }  // namespace
 
+namespace {
+
+// Checks a norm's parameters against its rows of n units.
+void check_row_norm(const char* what, const RowNorm& norm, int64_t n) {
+  if (norm.kind == RowNormKind::None) return;
+  check(norm.gain.defined() && norm.gain.shape() == Shape{n}, "gru_update: {} gain {} must be [{}]", what,
+        shape_of(norm.gain), n);
+  if (norm.bias.defined())
+    check(norm.bias.shape() == Shape{n}, "gru_update: {} bias {} must be [{}]", what, norm.bias.shape(), n);
+  check(norm.kind != RowNormKind::Rms || norm.config.k <= n, "gru_update: {} k = {} exceeds its {} units", what,
+        norm.config.k, n);
+  check(norm.config.eps >= 0.0f, "gru_update: {} eps must be non-negative, got {}", what, norm.config.eps);
+}
+
+// Appends a norm's parameters to an op's inputs; returns where its gain and
+// bias sit among them (0: none, as input 0 is never a parameter).
+std::pair<size_t, size_t> add_norm_inputs(const RowNorm& norm, std::vector<Var>& inputs) {
+  if (norm.kind == RowNormKind::None) return {0, 0};
+  inputs.push_back(norm.gain);
+  if (!norm.bias.defined()) return {inputs.size() - 1, 0};
+  inputs.push_back(norm.bias);
+  return {inputs.size() - 2, inputs.size() - 1};
+}
+
+}  // namespace
+
 Var gru_update(const Var& x_gates, const Var& h_gates, const Var& x_cand, const Var& h_cand, const Var& h_prev,
-               const Tensor& mask) {
+               const Tensor& mask, const RowNorm& norm_gates, const RowNorm& norm_cand) {
   check(h_prev.defined() && h_prev.rank() == 2, "gru_update: h_prev must be [B, H], got {}",
         shape_of(h_prev));
   const int64_t batch = h_prev.dim(0), hidden = h_prev.dim(1);
@@ -62,61 +131,82 @@ Var gru_update(const Var& x_gates, const Var& h_gates, const Var& x_cand, const 
         "gru_update: candidate terms {} and {} must be {}", x_cand.shape(), h_cand.shape(), units);
   check(!mask.defined() || mask.shape() == Shape{batch}, "gru_update: mask {} must be [{}]",
         shape_of(mask), batch);
+  check_row_norm("gate norm", norm_gates, 2 * hidden);
+  check_row_norm("candidate norm", norm_cand, hidden);
 
-  auto saved = std::make_shared<GruSaved>(GruSaved{Tensor::empty(units), Tensor::empty(units), Tensor::empty(units)});
+  const row_norms::RowKernel ng(norm_gates, 2 * hidden), nc(norm_cand, hidden);
+  const bool normalized = ng.normalizes() || nc.normalizes();
+  auto saved = std::make_shared<GruSaved>(GruSaved{Tensor::empty(units), Tensor::empty(units), Tensor::empty(units),
+                                                   std::vector<float>(normalized ? 4 * batch : 0)});
   Tensor h = Tensor::empty(units);
   const float *xg = x_gates.value().data(), *hg = h_gates.value().data();
   const float *xc = x_cand.value().data(), *hc = h_cand.value().data(), *hp = h_prev.value().data();
   const float* m = mask.defined() ? mask.data() : nullptr;
   float *r = saved->r.data(), *u = saved->u.data(), *c = saved->c.data(), *out = h.data();
+  float* stats = saved->stats.data();
   // The pointers are captured by value: read through the closure, every
   // load would first reload the pointer and the loop would not vectorise.
-  parallel_for(batch, std::max<int64_t>(1, 2048 / hidden), [=](int64_t lo, int64_t hi) {
+  parallel_for(batch, row_grain(hidden), [=](int64_t lo, int64_t hi) {
+    std::vector<float> normed(normalized ? 3 * hidden : 0);  // one row of N_g(a_g) and N_c(a_c)
     for (int64_t b = lo; b < hi; ++b) {
       const float mb = m ? m[b] : 1.0f;
-      const float *xr = xg + b * 2 * hidden, *xu = xr + hidden, *hr = hg + b * 2 * hidden, *hu = hr + hidden;
       const int64_t k = b * hidden;
+      const float *hr = hg + b * 2 * hidden, *hcr = hc + k;
+      if (ng.normalizes()) ng.forward(hr, normed.data(), stats + 4 * b), hr = normed.data();
+      if (nc.normalizes()) nc.forward(hcr, normed.data() + 2 * hidden, stats + 4 * b + 2), hcr = normed.data() + 2 * hidden;
+      const float *xr = xg + b * 2 * hidden, *xu = xr + hidden, *hu = hr + hidden, *xcr = xc + k;
 #pragma omp simd
       for (int64_t j = 0; j < hidden; ++j) {
         const float rj = fast_sigmoid(xr[j] + hr[j]);
         const float uj = fast_sigmoid(xu[j] + hu[j]);
-        const float cj = fast_tanh(xc[k + j] + rj * hc[k + j]);
+        const float cj = fast_tanh(xcr[j] + rj * hcr[j]);
         r[k + j] = rj, u[k + j] = uj, c[k + j] = cj;
         out[k + j] = mb * (uj * hp[k + j] + (1.0f - uj) * cj) + (1.0f - mb) * hp[k + j];
       }
     }
   });
 
+  std::vector<Var> inputs{x_gates, h_gates, x_cand, h_cand, h_prev};
+  const auto [gates_gain, gates_bias] = add_norm_inputs(norm_gates, inputs);
+  const auto [cand_gain, cand_bias] = add_norm_inputs(norm_cand, inputs);
   Tensor mask_copy = mask;
   return tape().record(
-      "gru_update", std::move(h), {x_gates, h_gates, x_cand, h_cand, h_prev},
-      [saved, mask_copy, batch, hidden](Node& n) {
+      "gru_update", std::move(h), inputs,
+      [saved, mask_copy, batch, hidden, ng, nc, gates_gain, gates_bias, cand_gain, cand_bias](Node& n) {
         bool assign[5];
         Tensor* grads[5];
         for (size_t i = 0; i < 5; ++i) grads[i] = n.input_grad(i, assign[i]);
         auto ptr = [&](int i) { return grads[i] ? grads[i]->data() : nullptr; };
         float *dxg = ptr(0), *dhg = ptr(1), *dxc = ptr(2), *dhc = ptr(3), *dhp = ptr(4);
+        const float* hg = n.inputs[1]->value.data();
         const float* hc = n.inputs[3]->value.data();
         const float* hp = n.inputs[4]->value.data();
         const float* d = n.grad.data();
         const float *r = saved->r.data(), *u = saved->u.data(), *c = saved->c.data();
+        const float* stats = saved->stats.data();
         const float* m = mask_copy.defined() ? mask_copy.data() : nullptr;
-        parallel_for(batch, std::max<int64_t>(1, 2048 / hidden), [&](int64_t lo, int64_t hi) {
+        // The norms' parameter gradients, summed per chunk of rows.
+        const int64_t grain = row_grain(hidden), chunks = chunk_count(batch, grain);
+        ParameterSums dgg(n, gates_gain, 2 * hidden, chunks), dbg(n, gates_bias, 2 * hidden, chunks);
+        ParameterSums dgc(n, cand_gain, hidden, chunks), dbc(n, cand_bias, hidden, chunks);
+        parallel_for_chunks(batch, grain, [&](int64_t chunk, int64_t lo, int64_t hi) {
           // One row's five gradient terms, computed in one vectorised pass
           // and then added to whichever inputs need them.
-          std::vector<float> scratch(static_cast<size_t>(5 * hidden));
+          std::vector<float> scratch(static_cast<size_t>(6 * hidden));
           float *da_r = scratch.data(), *da_u = da_r + hidden, *da_c = da_u + hidden;
-          float *dhc_row = da_c + hidden, *dhp_row = dhc_row + hidden;
+          float *dhc_row = da_c + hidden, *dhp_row = dhc_row + hidden, *hc_normed = dhp_row + hidden;
           for (int64_t b = lo; b < hi; ++b) {
             const float mb = m ? m[b] : 1.0f;
             const int64_t g = b * 2 * hidden, k = b * hidden;
+            const float* hcr = hc + k;  // the candidate's recurrent term as the update saw it
+            if (nc.normalizes()) nc.recompute(hcr, stats + 4 * b + 2, hc_normed), hcr = hc_normed;
 #pragma omp simd
             for (int64_t j = 0; j < hidden; ++j) {
               const int64_t i = k + j;
               const float delta = d[i];
               const float du = mb * delta * (hp[i] - c[i]);
               const float dac = mb * delta * (1.0f - u[i]) * (1.0f - c[i] * c[i]);
-              da_r[j] = dac * hc[i] * r[i] * (1.0f - r[i]);
+              da_r[j] = dac * hcr[j] * r[i] * (1.0f - r[i]);
               da_u[j] = du * u[i] * (1.0f - u[i]);
               da_c[j] = dac;
               dhc_row[j] = dac * r[i];
@@ -124,15 +214,22 @@ Var gru_update(const Var& x_gates, const Var& h_gates, const Var& x_cand, const 
             }
             // In input order: if one Var is passed twice, its first slot
             // was the fresh one and must be written before the second adds.
-            put_row(dxg ? dxg + g : nullptr, assign[0], da_r, hidden);
-            put_row(dxg ? dxg + g + hidden : nullptr, assign[0], da_u, hidden);
-            put_row(dhg ? dhg + g : nullptr, assign[1], da_r, hidden);
-            put_row(dhg ? dhg + g + hidden : nullptr, assign[1], da_u, hidden);
+            put_row(dxg ? dxg + g : nullptr, assign[0], da_r, 2 * hidden);  // da_r, da_u are one row
+            if (ng.normalizes())
+              norm_backward(ng, assign[1], hg + g, da_r, stats + 4 * b, dhg ? dhg + g : nullptr,
+                            dgg.at(chunk), dbg.at(chunk));
+            else
+              put_row(dhg ? dhg + g : nullptr, assign[1], da_r, 2 * hidden);
             put_row(dxc ? dxc + k : nullptr, assign[2], da_c, hidden);
-            put_row(dhc ? dhc + k : nullptr, assign[3], dhc_row, hidden);
+            if (nc.normalizes())
+              norm_backward(nc, assign[3], hc + k, dhc_row, stats + 4 * b + 2, dhc ? dhc + k : nullptr,
+                            dgc.at(chunk), dbc.at(chunk));
+            else
+              put_row(dhc ? dhc + k : nullptr, assign[3], dhc_row, hidden);
             put_row(dhp ? dhp + k : nullptr, assign[4], dhp_row, hidden);
           }
         });
+        for (ParameterSums* sums : {&dgg, &dbg, &dgc, &dbc}) sums->add_into_gradient();
       });
 }
 

@@ -76,6 +76,11 @@ GRUCell::RecurrentTerms GRUCell::recurrent_terms(const Var& h) {
 
 Var GRUCell::step(const Var& x_gates, const Var& x_candidate, const Var& h, const Tensor& mask) {
   RecurrentTerms recurrent = recurrent_terms(h);
+  // One kernel for the recurrent norms and the update where both norms can
+  // run inside it; the norms' own ops first otherwise.
+  const std::optional<RowNorm> gates_norm = norm_h_gates->row_norm(), cand_norm = norm_h_cand->row_norm();
+  if (gates_norm && cand_norm)
+    return gru_update(x_gates, recurrent.gates, x_candidate, recurrent.candidate, h, mask, *gates_norm, *cand_norm);
   return gru_update(x_gates, norm_h_gates->forward(recurrent.gates), x_candidate,
                     norm_h_cand->forward(recurrent.candidate), h, mask);
 }

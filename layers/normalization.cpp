@@ -58,6 +58,11 @@ void Norm::add_preact_shift(float shift, int64_t features, NormLayout layout) {
   offset_layout_ = layout;
 }
 
+std::optional<RowNorm> Identity::row_norm() const {
+  if (offset.defined()) return std::nullopt;
+  return RowNorm{};
+}
+
 LayerNorm::LayerNorm(int64_t features, float eps, NormLayout layout, NormImpl impl)
     : eps_(eps), layout_(layout), impl_(impl) {
   gain = register_parameter("gain", Tensor::ones(Shape{features}));
@@ -67,6 +72,13 @@ LayerNorm::LayerNorm(int64_t features, float eps, NormLayout layout, NormImpl im
 Var LayerNorm::normalize(const Var& x) {
   if (impl_ == NormImpl::Composed) return composed_layer_norm(x, gain, bias, eps_, layout_);
   return layer_norm(x, gain, bias, eps_, layout_);
+}
+
+std::optional<RowNorm> LayerNorm::row_norm() const {
+  if (impl_ != NormImpl::Fused || layout_ != NormLayout::Features || offset.defined()) return std::nullopt;
+  RowNorm norm{RowNormKind::Layer, gain, bias};
+  norm.config.eps = eps_;
+  return norm;
 }
 
 RMSNorm::RMSNorm(int64_t features, const RmsNormConfig& config, float p, bool use_bias, NormLayout layout,
@@ -85,6 +97,13 @@ Var RMSNorm::normalize(const Var& x) {
   }
   if (impl_ == NormImpl::Composed) return composed_rms_norm(x, gain, bias, config, layout_);
   return rms_norm(x, gain, bias, config, layout_);
+}
+
+std::optional<RowNorm> RMSNorm::row_norm() const {
+  if (impl_ != NormImpl::Fused || layout_ != NormLayout::Features || offset.defined()) return std::nullopt;
+  RowNorm norm{RowNormKind::Rms, gain, bias, config_};
+  if (p_ < 1.0f) norm.config.k = partial_units(gain.dim(0), p_);
+  return norm;
 }
 
 BatchNorm::BatchNorm(int64_t channels, float eps, float momentum, NormImpl impl) : impl_(impl) {

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -81,6 +82,11 @@ class Norm : public Layer {
  public:
   Var forward(const Var& x) override;
   void add_preact_shift(float shift, int64_t features, NormLayout layout);
+  // What a fused recurrent cell needs to run this norm inside its own kernel
+  // (autograd/norm_ops.h's RowNorm), or nothing where it cannot: a composed or
+  // channel-layout norm, one with an offset, BatchNorm, a norm of one's own.
+  // The cells then call forward() and take the composed route.
+  virtual std::optional<RowNorm> row_norm() const { return std::nullopt; }
   Var offset;  // undefined unless add_preact_shift
 
  protected:
@@ -91,6 +97,9 @@ class Norm : public Layer {
 };
 
 class Identity : public Norm {
+ public:
+  std::optional<RowNorm> row_norm() const override;
+
  protected:
   Var normalize(const Var& x) override { return x; }
 };
@@ -100,6 +109,7 @@ class LayerNorm : public Norm {
   LayerNorm(int64_t features, float eps = 1e-5f, NormLayout layout = NormLayout::Features,
             NormImpl impl = NormImpl::Fused);
   Var gain, bias;
+  std::optional<RowNorm> row_norm() const override;
 
  protected:
   Var normalize(const Var& x) override;
@@ -118,6 +128,7 @@ class RMSNorm : public Norm {
   RMSNorm(int64_t features, const RmsNormConfig& config, float p = 1.0f, bool use_bias = false,
           NormLayout layout = NormLayout::Features, NormImpl impl = NormImpl::Fused);
   Var gain, bias;  // bias undefined unless use_bias
+  std::optional<RowNorm> row_norm() const override;
 
  protected:
   Var normalize(const Var& x) override;

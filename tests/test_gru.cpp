@@ -70,6 +70,143 @@ TEST_CASE("gru_update: gradient check, and padded rows keep their state") {
                   Error);
 }
 
+namespace {
+
+// The recurrent norms the fused GRU update can run inside its kernel, each
+// with its gain (and bias) as a leaf: LayerNorm, RMSNorm with and without its
+// bias, pRMSNorm over 3 of the units, L2-Norm, ε outside the root, and none.
+struct CellNormCase {
+  const char* name;
+  RowNormKind kind;
+  bool bias;
+  RmsNormConfig config;
+};
+const CellNormCase kCellNorms[] = {
+    {"layernorm", RowNormKind::Layer, true, {}},
+    {"rmsnorm", RowNormKind::Rms, false, {}},
+    {"rmsnorm+bias", RowNormKind::Rms, true, {}},
+    {"prmsnorm", RowNormKind::Rms, false, {.k = 3}},
+    {"l2norm", RowNormKind::Rms, false, {.l2 = true}},
+    {"rmsnorm eps outside", RowNormKind::Rms, false, {.eps_inside = false}},
+    {"none", RowNormKind::None, false, {}},
+};
+
+// A RowNorm of n units with gains around 1 and biases around 0 taken from gen.
+RowNorm cell_norm(const CellNormCase& c, int64_t n, Generator& gen) {
+  RowNorm norm{c.kind, {}, {}, c.config};
+  if (c.kind == RowNormKind::None) return norm;
+  norm.gain = Var(normal(Shape{n}, 1.0f, 0.3f, gen), true);
+  if (c.bias) norm.bias = Var(normal(Shape{n}, 0.0f, 0.3f, gen), true);
+  return norm;
+}
+
+// The norm as its own fused op, as the GRU applied it before the cell fused it.
+Var apply_norm(const RowNorm& norm, const Var& x) {
+  switch (norm.kind) {
+    case RowNormKind::None: return x;
+    case RowNormKind::Layer: return layer_norm(x, norm.gain, norm.bias, norm.config.eps);
+    case RowNormKind::Rms: return rms_norm(x, norm.gain, norm.bias, norm.config);
+  }
+  return x;
+}
+
+std::vector<Var> norm_leaves(const RowNorm& norm) {
+  std::vector<Var> leaves;
+  for (const Var& v : {norm.gain, norm.bias})
+    if (v.defined()) leaves.push_back(v);
+  return leaves;
+}
+
+}  // namespace
+
+TEST_CASE("gru_update with its recurrent norms inside equals the norms' own ops, then the update") {
+  // 9 rows: more than one parallel chunk of rows at hidden 300 (2048 / 300 = 6
+  // rows a chunk), so that the gains' per-chunk sums are exercised.
+  const int64_t batch = 9, hidden = 300;
+  auto in = update_inputs(batch, hidden, 3);
+  Tensor mask = Tensor::ones(Shape{batch});
+  mask.data()[4] = 0.0f;
+  for (const CellNormCase& gates_case : kCellNorms) {
+    const CellNormCase& cand_case = kCellNorms[(&gates_case - kCellNorms + 2) % std::size(kCellNorms)];
+    INFO(gates_case.name << " / " << cand_case.name);
+    Generator gen(7);
+    const RowNorm gates = cell_norm(gates_case, 2 * hidden, gen), cand = cell_norm(cand_case, hidden, gen);
+    std::vector<Var> a, b;
+    for (const Tensor& t : in) a.emplace_back(t.clone(), true), b.emplace_back(t.clone(), true);
+    Var ya = gru_update(a[0], a[1], a[2], a[3], a[4], mask, gates, cand);
+    Tensor seed = normal(ya.shape(), 0.0f, 1.0f, gen);
+    tape().backward(ya, seed);
+    tape().clear();
+    std::vector<Tensor> fused_param_grads;
+    for (const RowNorm* norm : {&gates, &cand})
+      for (Var& leaf : norm_leaves(*norm)) fused_param_grads.push_back(leaf.grad().clone()), leaf.zero_grad();
+    Var yb = gru_update(b[0], apply_norm(gates, b[1]), b[2], apply_norm(cand, b[3]), b[4], mask);
+    tape().backward(yb, seed);
+    tape().clear();
+    // The same float operations on every row, in the same order: equal bits.
+    test::all_close(ya.value(), yb.value(), 0.0f, 0.0f, "output");
+    for (int i = 0; i < 5; ++i) test::all_close(a[i].grad(), b[i].grad(), 0.0f, 0.0f, "grad " + std::to_string(i));
+    // The gains' and biases' sums over the 9 rows are cut into other chunks
+    // by the two kernels: the same terms, added in another order. Each term is
+    // O(1) and there are 9, so a few float ulps of the sum's magnitude.
+    size_t i = 0;
+    for (const RowNorm* norm : {&gates, &cand})
+      for (Var& leaf : norm_leaves(*norm))
+        test::all_close(fused_param_grads[i++], leaf.grad(), 1e-5f, 1e-5f, "norm parameter grad");
+  }
+}
+
+TEST_CASE("gru_update with its recurrent norms: gradient check of every input, gains and biases included") {
+  const int64_t batch = 3, hidden = 4;
+  auto in = update_inputs(batch, hidden, 4);
+  Tensor mask = Tensor::from(Shape{3}, {1, 0, 1});
+  for (const CellNormCase& c : kCellNorms) {
+    if (c.kind == RowNormKind::None) continue;  // the plain update's check is above
+    INFO(c.name);
+    Generator gen(9);
+    RowNorm gates = cell_norm(c, 2 * hidden, gen), cand = cell_norm(c, hidden, gen);
+    std::vector<Tensor> all = in;
+    for (const RowNorm* norm : {&gates, &cand})
+      for (const Var& leaf : norm_leaves(*norm)) all.push_back(leaf.value());
+    GradCheckResult r = gradcheck(
+        [&](const std::vector<Var>& v) {
+          size_t next = 5;
+          auto bind = [&](RowNorm norm) {
+            if (norm.gain.defined()) norm.gain = v[next++];
+            if (norm.bias.defined()) norm.bias = v[next++];
+            return norm;
+          };
+          const RowNorm g = bind(gates), k = bind(cand);
+          return gru_update(v[0], v[1], v[2], v[3], v[4], mask, g, k);
+        },
+        all);
+    CHECK_MESSAGE(r.ok, r.report);
+  }
+  NoGradGuard no_grad;
+  Generator gen(1);
+  RowNorm wrong = cell_norm(kCellNorms[0], hidden, gen);  // [H] where the gates need [2H]
+  CHECK_THROWS_AS(gru_update(constant(in[0]), constant(in[1]), constant(in[2]), constant(in[3]), constant(in[4]),
+                             mask, wrong, {}),
+                  Error);
+}
+
+TEST_CASE("GRUCell: the fused step equals the step with the norms' own ops, for every fusable norm") {
+  for (const char* kind : {"layernorm", "rmsnorm", "prmsnorm", "l2norm"}) {
+    INFO(kind);
+    NormOptions fused{.kind = parse_norm_kind(kind)}, composed = fused;
+    composed.preact_shift = 1e-30f;  // a norm with an offset cannot be fused: the cell takes the norms' own ops
+    Generator g1(3), g2(3);
+    GRUCell a(6, 8, fused, g1), b(6, 8, composed, g2);
+    REQUIRE(a.norm_h_gates->row_norm().has_value());
+    REQUIRE_FALSE(b.norm_h_gates->row_norm().has_value());
+    Generator gen(4);
+    Tensor x = normal(Shape{5, 6}, 0.0f, 1.0f, gen), h = normal(Shape{5, 8}, 0.0f, 1.0f, gen);
+    Var ha = a.forward(constant(x), constant(h)), hb = b.forward(constant(x), constant(h));
+    // The offset adds 1e-30 to inputs of magnitude ~1: the same floats.
+    test::all_close(ha.value(), hb.value(), 0.0f, 0.0f, "state");
+  }
+}
+
 TEST_CASE("GRU layer against PyTorch (plain, masked, layernorm, rmsnorm, prmsnorm)") {
   nlohmann::json ref = test::load_reference("gru.json");
   for (const auto& c : ref["cases"]) {

@@ -1,0 +1,218 @@
+#pragma once
+// One row of RMSNorm (and its pRMSNorm and L2-Norm forms) or LayerNorm, forward
+// and backward: the kernels of the fused norm ops (norm_ops.cpp, whose header
+// comment derives them) and of the recurrent cells that run a norm inside
+// their own pass over the state (rnn_ops.cpp, lstm_ops.cpp). A row is n
+// contiguous units with a gain (and bias) per unit.
+//
+// Each norm's forward is two steps, so that a caller can keep the statistics
+// and write the normalized row wherever it needs it:
+//   stats = *_row_stats(a)          one (RMS) or two (LayerNorm) reductions
+//   *_row_forward(a, stats, y)      y = a / D · g (+ b), or (a − μ) r · g + b
+// Backward adds the row's terms to the gain and bias sums dg and db (either
+// may be null) and writes dx (Assign) or adds into it (either way, dx may be
+// null).
+//
+// Parameter gradients are sums over rows. To be the same for any thread count,
+// the rows are cut into chunks by a fixed grain, each chunk sums its own rows
+// into its own zeroed partial, and the partials are added in chunk order
+// (rows_with_partials).
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "rmsgrad/autograd/norm_ops.h"
+#include "rmsgrad/core/parallel.h"
+#include "rmsgrad/core/reduce_row.h"
+#include "rmsgrad/core/tensor.h"
+
+namespace rg::row_norms {
+
+// Calls body(has_dx, has_dg, has_db), each a std::bool_constant saying whether
+// a backward writes that output, so that its element loop carries no test per
+// element: a loop with `if (dg)` inside does not vectorize.
+template <class Body>
+void with_outputs(bool dx, bool dg, bool db, Body&& body) {
+  const auto on_db = [&](auto has_dx, auto has_dg) {
+    db ? body(has_dx, has_dg, std::true_type{}) : body(has_dx, has_dg, std::false_type{});
+  };
+  const auto on_dg = [&](auto has_dx) { dg ? on_db(has_dx, std::true_type{}) : on_db(has_dx, std::false_type{}); };
+  dx ? on_dg(std::true_type{}) : on_dg(std::false_type{});
+}
+
+// Adds each chunk's partial sums into the parameter gradient.
+inline void reduce_partials(Tensor* grad, const std::vector<float>& partials, int64_t chunks, int64_t len) {
+  if (!grad) return;
+  float* d = grad->data();
+  for (int64_t c = 0; c < chunks; ++c) {
+    const float* p = partials.data() + c * len;
+#pragma omp simd
+    for (int64_t i = 0; i < len; ++i) d[i] += p[i];
+  }
+}
+
+// The walk every backward with parameters makes: body(lo, hi, dg, db) for
+// the rows of each parallel chunk, dg and db that chunk's own zeroed partial
+// sums of `len` (null where dgain or dbias is not wanted), added into dgain
+// and dbias at the end in chunk order.
+template <class Body>
+void rows_with_partials(int64_t rows, int64_t grain, int64_t len, Tensor* dgain, Tensor* dbias, Body&& body) {
+  const int64_t chunks = chunk_count(rows, grain);
+  std::vector<float> dg_part(dgain ? chunks * len : 0, 0.0f), db_part(dbias ? chunks * len : 0, 0.0f);
+  parallel_for_chunks(rows, grain, [&](int64_t chunk, int64_t lo, int64_t hi) {
+    body(lo, hi, dgain ? dg_part.data() + chunk * len : nullptr, dbias ? db_part.data() + chunk * len : nullptr);
+  });
+  reduce_partials(dgain, dg_part, chunks, len);
+  reduce_partials(dbias, db_part, chunks, len);
+}
+
+// ---------------------------------------------------------------- RMSNorm
+
+struct RmsStats {
+  float inv_d, coef;  // 1/D and the backward's c
+};
+
+// m = k (RMS) or 1 (L2-Norm): what the sum of squares is divided by.
+inline float rms_divisor(const RmsNormConfig& cfg, int64_t k) { return cfg.l2 ? 1.0f : static_cast<float>(k); }
+
+// D and c from the first k units of a.
+inline RmsStats rms_row_stats(const float* a, int64_t k, float m, const RmsNormConfig& cfg) {
+  const float q = sum_of_squares(a, k);
+  const float mean_sq = q / m;
+  if (cfg.eps_inside) {
+    const float inv_d = 1.0f / std::sqrt(mean_sq + cfg.eps);
+    return {inv_d, inv_d * inv_d * inv_d / m};
+  }
+  const float rms = std::sqrt(mean_sq);
+  const float inv_d = 1.0f / (rms + cfg.eps);
+  return {inv_d, rms > 0.0f ? inv_d * inv_d / (m * rms) : 0.0f};
+}
+
+// y = a / D · g (+ b); b may be null.
+inline void rms_row_forward(const float* a, const float* g, const float* b, float* y, int64_t n, float inv_d) {
+  if (b) {
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) y[i] = a[i] * inv_d * g[i] + b[i];
+  } else {
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) y[i] = a[i] * inv_d * g[i];
+  }
+}
+
+// dL/da_j = g_j δ_j / D − [j < k] · (Σ_i g_i δ_i a_i) · a_j · c; dg += δ a / D, db += δ.
+// One pass writes dx and the row's terms of dg and db, so each element of δ
+// and a is loaded once after the dot product.
+template <bool Assign>
+void rms_row_backward(const float* a, const float* g, const float* d, int64_t n, int64_t k, RmsStats s, float* dx,
+                      float* dg, float* db) {
+  const float inv_d = s.inv_d;
+  const float t = dx ? dot3(g, d, a, n) * s.coef : 0.0f;
+  with_outputs(dx, dg, db, [&](auto has_dx, auto has_dg, auto has_db) {
+    const auto element = [&](int64_t i, bool in_rms) {
+      if constexpr (decltype(has_dx)::value)
+        dx[i] = (Assign ? 0.0f : dx[i]) + inv_d * g[i] * d[i] - (in_rms ? t * a[i] : 0.0f);
+      if constexpr (decltype(has_dg)::value) dg[i] += d[i] * a[i] * inv_d;
+      if constexpr (decltype(has_db)::value) db[i] += d[i];
+    };
+#pragma omp simd
+    for (int64_t i = 0; i < k; ++i) element(i, true);
+#pragma omp simd
+    for (int64_t i = k; i < n; ++i) element(i, false);
+  });
+}
+
+// -------------------------------------------------------------- LayerNorm
+
+struct LayerStats {
+  float mean, inv_std;
+};
+
+inline LayerStats layer_row_stats(const float* a, int64_t n, float eps) {
+  const float inv_n = 1.0f / static_cast<float>(n);
+  const float mu = sum_of(a, n) * inv_n;
+  const float var = lane_sum(n, [a, mu](int64_t i) { return (a[i] - mu) * (a[i] - mu); });
+  return {mu, 1.0f / std::sqrt(var * inv_n + eps)};
+}
+
+// y = (a − μ) r · g + b; b may be null.
+inline void layer_row_forward(const float* a, const float* g, const float* b, float* y, int64_t n, LayerStats s) {
+  const float mu = s.mean, inv_std = s.inv_std;
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] = (a[i] - mu) * inv_std * g[i] + (b ? b[i] : 0.0f);
+}
+
+// dL/da_j = r · (h_j − mean(h) − â_j · mean(h ⊙ â)), h = g ⊙ δ; dg += δ â, db += δ.
+template <bool Assign>
+void layer_row_backward(const float* a, const float* g, const float* d, int64_t n, LayerStats s, float* dx,
+                        float* dg, float* db) {
+  const float inv_n = 1.0f / static_cast<float>(n);
+  const float mu = s.mean, inv_std = s.inv_std;
+  float h_mean = 0.0f, hah_mean = 0.0f;
+  if (dx) {
+    h_mean = dot(g, d, n) * inv_n;  // mean of h and of h â, h = g δ
+    hah_mean = lane_sum(n, [a, d, g, mu](int64_t i) { return g[i] * d[i] * (a[i] - mu); }) * inv_std * inv_n;
+  }
+  with_outputs(dx, dg, db, [&](auto has_dx, auto has_dg, auto has_db) {
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) {
+      const float a_hat = (a[i] - mu) * inv_std;
+      if constexpr (decltype(has_dx)::value)
+        dx[i] = (Assign ? 0.0f : dx[i]) + inv_std * (g[i] * d[i] - h_mean - a_hat * hah_mean);
+      if constexpr (decltype(has_dg)::value) dg[i] += d[i] * a_hat;
+      if constexpr (decltype(has_db)::value) db[i] += d[i];
+    }
+  });
+}
+
+// ------------------------------------------------- a RowNorm on raw rows
+
+// A RowNorm (norm_ops.h) bound to its parameters' values, for a kernel's
+// inner loop. Statistics are two floats a row for every kind.
+struct RowKernel {
+  RowNormKind kind = RowNormKind::None;
+  int64_t n = 0, k = 0;
+  float m = 1.0f;
+  RmsNormConfig config;
+  const float *g = nullptr, *b = nullptr;
+
+  RowKernel() = default;
+  RowKernel(const RowNorm& norm, int64_t n_units) : kind(norm.kind), n(n_units), config(norm.config) {
+    if (kind == RowNormKind::None) return;
+    k = config.k > 0 ? config.k : n;
+    m = rms_divisor(config, k);
+    g = norm.gain.value().data();
+    b = norm.bias.defined() ? norm.bias.value().data() : nullptr;
+  }
+  bool normalizes() const { return kind != RowNormKind::None; }
+
+  // y = norm(a), its statistics into stats[0..1]. Only for a normalizing kind.
+  void forward(const float* a, float* y, float* stats) const {
+    if (kind == RowNormKind::Layer) {
+      const LayerStats s = layer_row_stats(a, n, config.eps);
+      stats[0] = s.mean, stats[1] = s.inv_std;
+      layer_row_forward(a, g, b, y, n, s);
+    } else {
+      const RmsStats s = rms_row_stats(a, k, m, config);
+      stats[0] = s.inv_d, stats[1] = s.coef;
+      rms_row_forward(a, g, b, y, n, s.inv_d);
+    }
+  }
+  // y = norm(a) again from the saved statistics (a recomputation in backward).
+  void recompute(const float* a, const float* stats, float* y) const {
+    if (kind == RowNormKind::Layer)
+      layer_row_forward(a, g, b, y, n, {stats[0], stats[1]});
+    else
+      rms_row_forward(a, g, b, y, n, stats[0]);
+  }
+  // From δ = dL/dy: dx written (Assign) or added; the row's terms added to dg and db.
+  template <bool Assign>
+  void backward(const float* a, const float* d, const float* stats, float* dx, float* dg, float* db) const {
+    if (kind == RowNormKind::Layer)
+      layer_row_backward<Assign>(a, g, d, n, {stats[0], stats[1]}, dx, dg, db);
+    else
+      rms_row_backward<Assign>(a, g, d, n, k, {stats[0], stats[1]}, dx, dg, db);
+  }
+};
+
+}  // namespace rg::row_norms
