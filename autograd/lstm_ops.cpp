@@ -14,12 +14,20 @@
 //             da_i += m·δ·g·i(1 − i),  da_f += m·δ·c_prev·f(1 − f),
 //             da_g += m·δ·i·(1 − g²),  da_o += 0
 //
-// lstm_hidden (c̃ = c_normed, the cell after norm_c)
+// lstm_hidden (c̃ = norm_c(c), the cell after its norm)
 //   forward   o = σ(a_o), t = tanh(c̃),  h = m·o·t + (1 − m)·h_prev
 //   saved     o, t                                     [B, H] each
 //   backward  from δ = dL/dh:
 //             dh_prev += (1 − m)·δ
-//             da_o += m·δ·t·o(1 − o),  dc̃ += m·δ·o·(1 − t²),  da_i,f,g += 0
+//             da_o += m·δ·t·o(1 − o),  dc̃ = m·δ·o·(1 − t²),  da_i,f,g += 0
+//             dc += norm_c's row backward of dc̃ (dc̃ itself without a norm)
+//
+// lstm_gates
+//   forward   gates = x_term + norm_h(h_term)
+//   backward  dx_term += δ,  dh_term += norm_h's row backward of δ
+//
+// The norms' rows run in the ops' own passes (row_norms.h); each saves its two
+// statistics per row, and the normalized rows never reach memory.
 //
 // Composed from primitives the cell would be four slices, three sigmoids, two
 // tanh, four products, a sum and two mask blends, each writing and reading a
@@ -35,6 +43,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "rmsgrad/autograd/row_norms.h"
 #include "rmsgrad/autograd/tape.h"
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/core/fast_math.h"
@@ -43,6 +52,8 @@
 namespace rg {
 
 namespace {
+
+using namespace row_norms;
 
 // dst = value into a fresh buffer (see Node::input_grad), else dst += value;
 // resolved at compile time so the row loops below have no branch.
@@ -182,66 +193,154 @@ Var lstm_cell_state(const Var& gates, const Var& c_prev, const Tensor& mask) {
   });
 }
 
-Var lstm_hidden(const Var& gates, const Var& c_normed, const Var& h_prev, const Tensor& mask) {
-  const int64_t hidden = check_cell_shapes("lstm_hidden", gates, c_normed, "c_normed", mask);
-  check(h_prev.defined() && h_prev.shape() == c_normed.shape(), "lstm_hidden: h_prev {} must match c_normed {}",
-        shape_of(h_prev), c_normed.shape());
-  const int64_t batch = c_normed.dim(0);
+Var lstm_gates(const Var& x_term, const Var& h_term, const RowNorm& norm_h) {
+  check(x_term.defined() && x_term.rank() == 2 && x_term.dim(1) % 4 == 0,
+        "lstm_gates: input term {} must be [B, 4H]", shape_of(x_term));
+  check(h_term.defined() && h_term.shape() == x_term.shape(), "lstm_gates: recurrent term {} must match {}",
+        shape_of(h_term), x_term.shape());
+  const int64_t batch = x_term.dim(0), width = x_term.dim(1);
+  check_row_norm("lstm_gates", "norm", norm_h, width);
+  const RowKernel norm(norm_h, width);
+  auto stats = std::make_shared<std::vector<float>>(norm.normalizes() ? 2 * batch : 0);
+  Tensor gates = Tensor::empty(x_term.shape());
+  const float* const x = x_term.value().data();
+  const float* const z = h_term.value().data();
+  float* const out = gates.data();
+  float* const st = stats->data();
+  parallel_for(batch, row_grain(width), [=](int64_t lo, int64_t hi) {
+    for (int64_t b = lo; b < hi; ++b) {
+      const float *xb = x + b * width, *zb = z + b * width;
+      float* ob = out + b * width;
+      if (norm.normalizes()) {
+        norm.forward(zb, ob, st + 2 * b);
+#pragma omp simd
+        for (int64_t j = 0; j < width; ++j) ob[j] = xb[j] + ob[j];
+      } else {
+#pragma omp simd
+        for (int64_t j = 0; j < width; ++j) ob[j] = xb[j] + zb[j];
+      }
+    }
+  });
+
+  std::vector<Var> inputs{x_term, h_term};
+  const auto [gain_at, bias_at] = add_norm_inputs(norm_h, inputs);
+  return tape().record("lstm_gates", std::move(gates), inputs, [stats, norm, batch, width, gain_at, bias_at](Node& n) {
+    bool fresh_x = false, fresh_z = false;
+    Tensor* dx_t = n.input_grad(0, fresh_x);
+    Tensor* dz_t = n.input_grad(1, fresh_z);
+    float* const dx = dx_t ? dx_t->data() : nullptr;
+    float* const dz = dz_t ? dz_t->data() : nullptr;
+    const float* const z = n.inputs[1]->value.data();
+    const float* const d = n.grad.data();
+    const int64_t grain = row_grain(width), chunks = chunk_count(batch, grain);
+    ParameterSums dgain(n, gain_at, width, chunks), dbias(n, bias_at, width, chunks);
+    parallel_for_chunks(batch, grain, [&](int64_t chunk, int64_t lo, int64_t hi) {
+      for (int64_t b = lo; b < hi; ++b) {
+        const float* db = d + b * width;
+        // In input order: if both terms are one Var, its first slot was the fresh one.
+        if (dx) {
+          float* o = dx + b * width;
+          if (fresh_x)
+            std::copy_n(db, width, o);
+          else
+#pragma omp simd
+            for (int64_t j = 0; j < width; ++j) o[j] += db[j];
+        }
+        if (norm.normalizes()) {
+          norm.backward(fresh_z, z + b * width, db, stats->data() + 2 * b, dz ? dz + b * width : nullptr,
+                        dgain.at(chunk), dbias.at(chunk));
+        } else if (dz) {
+          float* o = dz + b * width;
+          if (fresh_z)
+            std::copy_n(db, width, o);
+          else
+#pragma omp simd
+            for (int64_t j = 0; j < width; ++j) o[j] += db[j];
+        }
+      }
+    });
+    dgain.add_into_gradient();
+    dbias.add_into_gradient();
+  });
+}
+
+Var lstm_hidden(const Var& gates, const Var& c, const Var& h_prev, const Tensor& mask, const RowNorm& norm_c) {
+  const int64_t hidden = check_cell_shapes("lstm_hidden", gates, c, "c", mask);
+  check(h_prev.defined() && h_prev.shape() == c.shape(), "lstm_hidden: h_prev {} must match c {}",
+        shape_of(h_prev), c.shape());
+  check_row_norm("lstm_hidden", "norm", norm_c, hidden);
+  const int64_t batch = c.dim(0);
+  const RowKernel norm(norm_c, hidden);
   auto saved_o = Tensor::empty(Shape{batch, hidden}), saved_t = Tensor::empty(Shape{batch, hidden});
+  auto stats = std::make_shared<std::vector<float>>(norm.normalizes() ? 2 * batch : 0);
   Tensor h = Tensor::empty(Shape{batch, hidden});
   const float* const a = gates.value().data();
-  const float* const cn = c_normed.value().data();
+  const float* const cv = c.value().data();
   const float* const hp = h_prev.value().data();
   const float* const m = mask.defined() ? mask.data() : nullptr;
   float* const so = saved_o.data();
   float* const st = saved_t.data();
   float* const out = h.data();
+  float* const ns = stats->data();
   parallel_for(batch, row_grain(hidden), [=](int64_t lo, int64_t hi) {
+    std::vector<float> normed(norm.normalizes() ? hidden : 0);  // one row of norm_c(c)
     for (int64_t b = lo; b < hi; ++b) {
       const float mb = m ? m[b] : 1.0f;
       const float* ao = a + b * 4 * hidden + 3 * hidden;
       const int64_t k = b * hidden;
+      const float* cn = cv + k;
+      if (norm.normalizes()) norm.forward(cn, normed.data(), ns + 2 * b), cn = normed.data();
 #pragma omp simd
       for (int64_t j = 0; j < hidden; ++j) {
-        const float o = fast_sigmoid(ao[j]), t = fast_tanh(cn[k + j]);
+        const float o = fast_sigmoid(ao[j]), t = fast_tanh(cn[j]);
         so[k + j] = o, st[k + j] = t;
         out[k + j] = mb * o * t + (1.0f - mb) * hp[k + j];
       }
     }
   });
 
+  std::vector<Var> inputs{gates, c, h_prev};
+  const auto [gain_at, bias_at] = add_norm_inputs(norm_c, inputs);
   Tensor mask_copy = mask;
   return tape().record(
-      "lstm_hidden", std::move(h), {gates, c_normed, h_prev},
-      [saved_o, saved_t, mask_copy, batch, hidden](Node& n) {
+      "lstm_hidden", std::move(h), inputs,
+      [saved_o, saved_t, stats, norm, mask_copy, batch, hidden, gain_at, bias_at](Node& n) {
         bool fresh[3];
         Tensor* grads[3];
         for (size_t i = 0; i < 3; ++i) grads[i] = n.input_grad(i, fresh[i]);
         auto ptr = [&](int i) { return grads[i] ? grads[i]->data() : nullptr; };
-        float *const dgates = ptr(0), *const dcn = ptr(1), *const dhp = ptr(2);
-        const bool fresh_gates = fresh[0], fresh_cn = fresh[1], fresh_hp = fresh[2];
+        float *const dgates = ptr(0), *const dc = ptr(1), *const dhp = ptr(2);
+        const bool fresh_gates = fresh[0], fresh_c = fresh[1], fresh_hp = fresh[2];
+        const float* const cv = n.inputs[1]->value.data();
         const float* const d = n.grad.data();
         const float* const so = saved_o.data();
         const float* const st = saved_t.data();
         const float* const m = mask_copy.defined() ? mask_copy.data() : nullptr;
-        parallel_for(batch, row_grain(hidden), [=](int64_t lo, int64_t hi) {
+        const int64_t grain = row_grain(hidden), chunks = chunk_count(batch, grain);
+        ParameterSums dgain(n, gain_at, hidden, chunks), dbias(n, bias_at, hidden, chunks);
+        parallel_for_chunks(batch, grain, [&](int64_t chunk, int64_t lo, int64_t hi) {
+          std::vector<float> dcn(norm.normalizes() ? hidden : 0);  // one row of dL/dnorm_c(c)
           for (int64_t b = lo; b < hi; ++b) {
             const float mb = m ? m[b] : 1.0f;
             const int64_t k = b * hidden;
             const float *o = so + k, *t = st + k, *db = d + k;
-            // In input order: if c_normed and h_prev are one Var, its first
-            // slot was the fresh one and must be written before the second adds.
+            // In input order: if c and h_prev are one Var, its first slot
+            // was the fresh one and must be written before the second adds.
             if (dgates) {
               if (fresh_gates)
                 hidden_dgates_row<true>(dgates + b * 4 * hidden, o, t, db, mb, hidden);
               else
                 hidden_dgates_row<false>(dgates + b * 4 * hidden, o, t, db, mb, hidden);
             }
-            if (dcn) {
-              if (fresh_cn)
-                hidden_dcn_row<true>(dcn + k, o, t, db, mb, hidden);
+            if (norm.normalizes()) {
+              hidden_dcn_row<true>(dcn.data(), o, t, db, mb, hidden);
+              norm.backward(fresh_c, cv + k, dcn.data(), stats->data() + 2 * b, dc ? dc + k : nullptr,
+                            dgain.at(chunk), dbias.at(chunk));
+            } else if (dc) {
+              if (fresh_c)
+                hidden_dcn_row<true>(dc + k, o, t, db, mb, hidden);
               else
-                hidden_dcn_row<false>(dcn + k, o, t, db, mb, hidden);
+                hidden_dcn_row<false>(dc + k, o, t, db, mb, hidden);
             }
             if (dhp) {
               if (fresh_hp)
@@ -251,6 +350,8 @@ Var lstm_hidden(const Var& gates, const Var& c_normed, const Var& h_prev, const 
             }
           }
         });
+        dgain.add_into_gradient();
+        dbias.add_into_gradient();
       });
 }
 

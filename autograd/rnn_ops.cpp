@@ -43,6 +43,8 @@ namespace rg {
 
 namespace {
 
+using namespace row_norms;
+
 struct GruSaved {
   Tensor r, u, c;            // [B, H]
   std::vector<float> stats;  // per row: the gate norm's two statistics, then the candidate norm's
@@ -50,33 +52,6 @@ struct GruSaved {
 
 // Rows per parallel chunk: about 2048 units of work each.
 int64_t row_grain(int64_t hidden) { return std::max<int64_t>(1, 2048 / hidden); }
-
-// A norm parameter's gradient as per-chunk partial sums (row_norms.h): each
-// chunk of rows adds into its own zeroed partial, and the partials are added
-// into the gradient in chunk order, the same for any thread count. Input 0
-// stands for "no such parameter".
-class ParameterSums {
- public:
-  ParameterSums(Node& n, size_t input, int64_t len, int64_t chunks)
-      : grad_(input ? n.input_grad(input) : nullptr), len_(len), chunks_(chunks),
-        partials_(grad_ ? static_cast<size_t>(chunks * len) : 0, 0.0f) {}
-  float* at(int64_t chunk) { return grad_ ? partials_.data() + chunk * len_ : nullptr; }
-  void add_into_gradient() { row_norms::reduce_partials(grad_, partials_, chunks_, len_); }
-
- private:
-  Tensor* grad_;
-  int64_t len_, chunks_;
-  std::vector<float> partials_;
-};
-
-// A norm's row backward into dx, written (fresh) or added.
-inline void norm_backward(const row_norms::RowKernel& norm, bool fresh, const float* a, const float* d,
-                          const float* stats, float* dx, float* dg, float* db) {
-  if (fresh)
-    norm.backward<true>(a, d, stats, dx, dg, db);
-  else
-    norm.backward<false>(a, d, stats, dx, dg, db);
-}
 
 // dst[0, n) += src, or = src when the buffer is fresh (see Node::input_grad):
 // every element is written exactly once per backward. Skipped without dst.
@@ -88,32 +63,6 @@ inline void put_row(float* dst, bool fresh, const float* src, int64_t n) {
   }
 #pragma omp simd
   for (int64_t j = 0; j < n; ++j) dst[j] += src[j];
-}
-
-}  // namespace
-
-namespace {
-
-// Checks a norm's parameters against its rows of n units.
-void check_row_norm(const char* what, const RowNorm& norm, int64_t n) {
-  if (norm.kind == RowNormKind::None) return;
-  check(norm.gain.defined() && norm.gain.shape() == Shape{n}, "gru_update: {} gain {} must be [{}]", what,
-        shape_of(norm.gain), n);
-  if (norm.bias.defined())
-    check(norm.bias.shape() == Shape{n}, "gru_update: {} bias {} must be [{}]", what, norm.bias.shape(), n);
-  check(norm.kind != RowNormKind::Rms || norm.config.k <= n, "gru_update: {} k = {} exceeds its {} units", what,
-        norm.config.k, n);
-  check(norm.config.eps >= 0.0f, "gru_update: {} eps must be non-negative, got {}", what, norm.config.eps);
-}
-
-// Appends a norm's parameters to an op's inputs; returns where its gain and
-// bias sit among them (0: none, as input 0 is never a parameter).
-std::pair<size_t, size_t> add_norm_inputs(const RowNorm& norm, std::vector<Var>& inputs) {
-  if (norm.kind == RowNormKind::None) return {0, 0};
-  inputs.push_back(norm.gain);
-  if (!norm.bias.defined()) return {inputs.size() - 1, 0};
-  inputs.push_back(norm.bias);
-  return {inputs.size() - 2, inputs.size() - 1};
 }
 
 }  // namespace
@@ -131,10 +80,10 @@ Var gru_update(const Var& x_gates, const Var& h_gates, const Var& x_cand, const 
         "gru_update: candidate terms {} and {} must be {}", x_cand.shape(), h_cand.shape(), units);
   check(!mask.defined() || mask.shape() == Shape{batch}, "gru_update: mask {} must be [{}]",
         shape_of(mask), batch);
-  check_row_norm("gate norm", norm_gates, 2 * hidden);
-  check_row_norm("candidate norm", norm_cand, hidden);
+  check_row_norm("gru_update", "gate norm", norm_gates, 2 * hidden);
+  check_row_norm("gru_update", "candidate norm", norm_cand, hidden);
 
-  const row_norms::RowKernel ng(norm_gates, 2 * hidden), nc(norm_cand, hidden);
+  const RowKernel ng(norm_gates, 2 * hidden), nc(norm_cand, hidden);
   const bool normalized = ng.normalizes() || nc.normalizes();
   auto saved = std::make_shared<GruSaved>(GruSaved{Tensor::empty(units), Tensor::empty(units), Tensor::empty(units),
                                                    std::vector<float>(normalized ? 4 * batch : 0)});
@@ -216,13 +165,13 @@ Var gru_update(const Var& x_gates, const Var& h_gates, const Var& x_cand, const 
             // was the fresh one and must be written before the second adds.
             put_row(dxg ? dxg + g : nullptr, assign[0], da_r, 2 * hidden);  // da_r, da_u are one row
             if (ng.normalizes())
-              norm_backward(ng, assign[1], hg + g, da_r, stats + 4 * b, dhg ? dhg + g : nullptr,
+              ng.backward(assign[1], hg + g, da_r, stats + 4 * b, dhg ? dhg + g : nullptr,
                             dgg.at(chunk), dbg.at(chunk));
             else
               put_row(dhg ? dhg + g : nullptr, assign[1], da_r, 2 * hidden);
             put_row(dxc ? dxc + k : nullptr, assign[2], da_c, hidden);
             if (nc.normalizes())
-              norm_backward(nc, assign[3], hc + k, dhc_row, stats + 4 * b + 2, dhc ? dhc + k : nullptr,
+              nc.backward(assign[3], hc + k, dhc_row, stats + 4 * b + 2, dhc ? dhc + k : nullptr,
                             dgc.at(chunk), dbc.at(chunk));
             else
               put_row(dhc ? dhc + k : nullptr, assign[3], dhc_row, hidden);

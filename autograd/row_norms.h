@@ -20,9 +20,12 @@
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "rmsgrad/autograd/norm_ops.h"
+#include "rmsgrad/autograd/var.h"
+#include "rmsgrad/core/error.h"
 #include "rmsgrad/core/parallel.h"
 #include "rmsgrad/core/reduce_row.h"
 #include "rmsgrad/core/tensor.h"
@@ -205,7 +208,14 @@ struct RowKernel {
     else
       rms_row_forward(a, g, b, y, n, stats[0]);
   }
-  // From δ = dL/dy: dx written (Assign) or added; the row's terms added to dg and db.
+  // From δ = dL/dy: dx written (fresh) or added; the row's terms added to dg and db.
+  void backward(bool fresh, const float* a, const float* d, const float* stats, float* dx, float* dg,
+                float* db) const {
+    if (fresh)
+      backward<true>(a, d, stats, dx, dg, db);
+    else
+      backward<false>(a, d, stats, dx, dg, db);
+  }
   template <bool Assign>
   void backward(const float* a, const float* d, const float* stats, float* dx, float* dg, float* db) const {
     if (kind == RowNormKind::Layer)
@@ -213,6 +223,47 @@ struct RowKernel {
     else
       rms_row_backward<Assign>(a, g, d, n, k, {stats[0], stats[1]}, dx, dg, db);
   }
+};
+
+// ------------------------------------------- a RowNorm inside another op
+
+// Checks a norm's parameters and settings against its rows of n units.
+inline void check_row_norm(const char* op, const char* what, const RowNorm& norm, int64_t n) {
+  if (norm.kind == RowNormKind::None) return;
+  check(norm.gain.defined() && norm.gain.shape() == Shape{n}, "{}: {} gain {} must be [{}]", op, what,
+        shape_of(norm.gain), n);
+  if (norm.bias.defined())  // check() evaluates its arguments, so bias.shape() only when there is a bias
+    check(norm.bias.shape() == Shape{n}, "{}: {} bias {} must be [{}]", op, what, norm.bias.shape(), n);
+  check(norm.kind != RowNormKind::Rms || norm.config.k <= n, "{}: {} k = {} exceeds its {} units", op, what,
+        norm.config.k, n);
+  check(norm.config.eps >= 0.0f, "{}: {} eps must be non-negative, got {}", op, what, norm.config.eps);
+}
+
+// Appends a norm's parameters to an op's inputs; returns where its gain and
+// bias sit among them (0: none, as input 0 is never a norm's parameter).
+inline std::pair<size_t, size_t> add_norm_inputs(const RowNorm& norm, std::vector<Var>& inputs) {
+  if (norm.kind == RowNormKind::None) return {0, 0};
+  inputs.push_back(norm.gain);
+  if (!norm.bias.defined()) return {inputs.size() - 1, 0};
+  inputs.push_back(norm.bias);
+  return {inputs.size() - 2, inputs.size() - 1};
+}
+
+// A norm parameter's gradient in an op's backward, as per-chunk partial sums
+// (see the top): input 0 stands for "no such parameter".
+class ParameterSums {
+ public:
+  ParameterSums(Node& node, size_t input, int64_t len, int64_t chunks)
+      : grad_(input ? node.input_grad(input) : nullptr), len_(len), chunks_(chunks),
+        partials_(grad_ ? static_cast<size_t>(chunks * len) : 0, 0.0f) {}
+  // The chunk's own partial, or null when the parameter needs no gradient.
+  float* at(int64_t chunk) { return grad_ ? partials_.data() + chunk * len_ : nullptr; }
+  void add_into_gradient() { reduce_partials(grad_, partials_, chunks_, len_); }
+
+ private:
+  Tensor* grad_;
+  int64_t len_, chunks_;
+  std::vector<float> partials_;
 };
 
 }  // namespace rg::row_norms

@@ -1,6 +1,7 @@
 #include "rmsgrad/layers/gru.h"
 
 #include <cmath>
+#include <optional>
 
 #include "rmsgrad/autograd/ops.h"
 #include "rmsgrad/autograd/rnn_ops.h"

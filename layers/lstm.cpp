@@ -3,6 +3,7 @@
 #include "rmsgrad/layers/lstm.h"
 
 #include <algorithm>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -64,9 +65,13 @@ LSTMState LSTMCell::step(const Var& x_term, const LSTMState& state, const Tensor
         shape_of(state.c), state.h.shape());
   check(x_term.defined() && x_term.shape() == Shape{state.h.dim(0), 4 * hidden_size_},
         "LSTMCell: input term {} must be [{}, {}]", shape_of(x_term), state.h.dim(0), 4 * hidden_size_);
-  Var gates = x_term + norm_h->forward(linear(state.h, weight_h, Var()));  // [B, 4H]
+  // The norms run inside the cell's ops where they can, as their own ops otherwise.
+  const std::optional<RowNorm> h_norm = norm_h->row_norm(), c_norm = norm_c->row_norm();
+  Var h_term = linear(state.h, weight_h, Var());
+  Var gates = h_norm ? lstm_gates(x_term, h_term, *h_norm) : lstm_gates(x_term, norm_h->forward(h_term));  // [B, 4H]
   Var c = lstm_cell_state(gates, state.c, mask);
-  Var h = lstm_hidden(gates, norm_c->forward(c), state.h, mask);
+  Var h = c_norm ? lstm_hidden(gates, c, state.h, mask, *c_norm)
+                 : lstm_hidden(gates, norm_c->forward(c), state.h, mask);
   return {h, c};
 }
 

@@ -5,9 +5,11 @@
 #include "rmsgrad/autograd/rnn_ops.h"
 #include "rmsgrad/layers/gru.h"
 #include "rmsgrad/rmsgrad.h"
+#include "cell_norm_cases.h"
 #include "test_util.h"
 
 using namespace rg;
+using namespace rg::test;
 
 namespace {
 
@@ -69,55 +71,6 @@ TEST_CASE("gru_update: gradient check, and padded rows keep their state") {
                              constant(Tensor::zeros(Shape{2, 5}))),
                   Error);
 }
-
-namespace {
-
-// The recurrent norms the fused GRU update can run inside its kernel, each
-// with its gain (and bias) as a leaf: LayerNorm, RMSNorm with and without its
-// bias, pRMSNorm over 3 of the units, L2-Norm, ε outside the root, and none.
-struct CellNormCase {
-  const char* name;
-  RowNormKind kind;
-  bool bias;
-  RmsNormConfig config;
-};
-const CellNormCase kCellNorms[] = {
-    {"layernorm", RowNormKind::Layer, true, {}},
-    {"rmsnorm", RowNormKind::Rms, false, {}},
-    {"rmsnorm+bias", RowNormKind::Rms, true, {}},
-    {"prmsnorm", RowNormKind::Rms, false, {.k = 3}},
-    {"l2norm", RowNormKind::Rms, false, {.l2 = true}},
-    {"rmsnorm eps outside", RowNormKind::Rms, false, {.eps_inside = false}},
-    {"none", RowNormKind::None, false, {}},
-};
-
-// A RowNorm of n units with gains around 1 and biases around 0 taken from gen.
-RowNorm cell_norm(const CellNormCase& c, int64_t n, Generator& gen) {
-  RowNorm norm{c.kind, {}, {}, c.config};
-  if (c.kind == RowNormKind::None) return norm;
-  norm.gain = Var(normal(Shape{n}, 1.0f, 0.3f, gen), true);
-  if (c.bias) norm.bias = Var(normal(Shape{n}, 0.0f, 0.3f, gen), true);
-  return norm;
-}
-
-// The norm as its own fused op, as the GRU applied it before the cell fused it.
-Var apply_norm(const RowNorm& norm, const Var& x) {
-  switch (norm.kind) {
-    case RowNormKind::None: return x;
-    case RowNormKind::Layer: return layer_norm(x, norm.gain, norm.bias, norm.config.eps);
-    case RowNormKind::Rms: return rms_norm(x, norm.gain, norm.bias, norm.config);
-  }
-  return x;
-}
-
-std::vector<Var> norm_leaves(const RowNorm& norm) {
-  std::vector<Var> leaves;
-  for (const Var& v : {norm.gain, norm.bias})
-    if (v.defined()) leaves.push_back(v);
-  return leaves;
-}
-
-}  // namespace
 
 TEST_CASE("gru_update with its recurrent norms inside equals the norms' own ops, then the update") {
   // 9 rows: more than one parallel chunk of rows at hidden 300 (2048 / 300 = 6

@@ -17,6 +17,7 @@
 #include "rmsgrad/layers/attention.h"
 #include "rmsgrad/layers/lstm.h"
 #include "rmsgrad/rmsgrad.h"
+#include "cell_norm_cases.h"
 #include "test_util.h"
 
 using namespace rg;
@@ -168,6 +169,114 @@ TEST_CASE("lstm cell ops: gradient check; padded rows keep h and c; shape errors
   CHECK_THROWS_AS(lstm_cell_state(constant(in[0]), constant(Tensor::zeros(Shape{3, 5}))), Error);
   CHECK_THROWS_AS(lstm_hidden(constant(in[0]), constant(in[2]), constant(Tensor::zeros(Shape{2, 4}))), Error);
   CHECK_THROWS_AS(lstm_cell_state(constant(in[0]), constant(in[1]), Tensor::ones(Shape{2})), Error);
+}
+
+namespace {
+
+// The cell's three ops with norm_h and norm_c inside them, against the same
+// norms as their own ops: inputs {x_term, h_term [B, 4H], c_prev, h_prev}.
+Var fused_normalized_cell(const std::vector<Var>& v, const Tensor& mask, const RowNorm& nh, const RowNorm& nc) {
+  Var gates = lstm_gates(v[0], v[1], nh);
+  Var c = lstm_cell_state(gates, v[2], mask);
+  return concat({c, lstm_hidden(gates, c, v[3], mask, nc)}, 1);
+}
+Var separate_norms_cell(const std::vector<Var>& v, const Tensor& mask, const RowNorm& nh, const RowNorm& nc) {
+  Var gates = lstm_gates(v[0], test::apply_norm(nh, v[1]));
+  Var c = lstm_cell_state(gates, v[2], mask);
+  return concat({c, lstm_hidden(gates, test::apply_norm(nc, c), v[3], mask)}, 1);
+}
+
+std::vector<Tensor> normalized_cell_inputs(int64_t batch, int64_t hidden, uint64_t seed) {
+  Generator gen(seed);
+  return {normal(Shape{batch, 4 * hidden}, 0.0f, 1.0f, gen), normal(Shape{batch, 4 * hidden}, 0.0f, 1.0f, gen),
+          normal(Shape{batch, hidden}, 0.0f, 1.0f, gen), normal(Shape{batch, hidden}, 0.0f, 1.0f, gen)};
+}
+
+}  // namespace
+
+TEST_CASE("lstm cell ops with norm_h and norm_c inside equal the norms' own ops between them") {
+  // 9 rows of 300 units: several parallel chunks of rows (lstm_hidden takes 6
+  // rows a chunk), so that the gains' per-chunk sums are exercised.
+  const int64_t batch = 9, hidden = 300;
+  auto in = normalized_cell_inputs(batch, hidden, 5);
+  Tensor mask = Tensor::ones(Shape{batch});
+  mask.data()[2] = 0.0f;
+  for (const test::CellNormCase& h_case : test::kCellNorms) {
+    const test::CellNormCase& c_case = test::kCellNorms[(&h_case - test::kCellNorms + 3) % std::size(test::kCellNorms)];
+    INFO(h_case.name << " / " << c_case.name);
+    Generator gen(8);
+    const RowNorm nh = test::cell_norm(h_case, 4 * hidden, gen), nc = test::cell_norm(c_case, hidden, gen);
+    std::vector<Var> a, b;
+    for (const Tensor& t : in) a.emplace_back(t.clone(), true), b.emplace_back(t.clone(), true);
+    Var ya = fused_normalized_cell(a, mask, nh, nc);
+    Tensor seed = normal(ya.shape(), 0.0f, 1.0f, gen);
+    tape().backward(ya, seed);
+    tape().clear();
+    std::vector<Tensor> fused_param_grads;
+    for (const RowNorm* norm : {&nh, &nc})
+      for (Var& leaf : test::norm_leaves(*norm)) fused_param_grads.push_back(leaf.grad().clone()), leaf.zero_grad();
+    Var yb = separate_norms_cell(b, mask, nh, nc);
+    tape().backward(yb, seed);
+    tape().clear();
+    // The same float operations on every row, in the same order: equal bits.
+    test::all_close(ya.value(), yb.value(), 0.0f, 0.0f, "output");
+    for (int i = 0; i < 4; ++i) test::all_close(a[i].grad(), b[i].grad(), 0.0f, 0.0f, "grad " + std::to_string(i));
+    // Gains and biases: sums of 9 O(1) terms cut into other chunks, a few ulps.
+    size_t i = 0;
+    for (const RowNorm* norm : {&nh, &nc})
+      for (Var& leaf : test::norm_leaves(*norm))
+        test::all_close(fused_param_grads[i++], leaf.grad(), 1e-5f, 1e-5f, "norm parameter grad");
+  }
+}
+
+TEST_CASE("lstm cell ops with norms inside: gradient check of every input, gains and biases included") {
+  auto in = normalized_cell_inputs(3, 4, 6);
+  Tensor mask = Tensor::from(Shape{3}, {1, 0, 1});
+  for (const test::CellNormCase& c : test::kCellNorms) {
+    if (c.kind == RowNormKind::None) continue;  // the plain ops' checks are above
+    INFO(c.name);
+    Generator gen(10);
+    RowNorm nh = test::cell_norm(c, 16, gen), nc = test::cell_norm(c, 4, gen);
+    std::vector<Tensor> all = in;
+    for (const RowNorm* norm : {&nh, &nc})
+      for (const Var& leaf : test::norm_leaves(*norm)) all.push_back(leaf.value());
+    GradCheckResult r = gradcheck(
+        [&](const std::vector<Var>& v) {
+          size_t next = 4;
+          auto bind = [&](RowNorm norm) {
+            if (norm.gain.defined()) norm.gain = v[next++];
+            if (norm.bias.defined()) norm.bias = v[next++];
+            return norm;
+          };
+          const RowNorm h_norm = bind(nh), c_norm = bind(nc);
+          return fused_normalized_cell(v, mask, h_norm, c_norm);
+        },
+        all);
+    CHECK_MESSAGE(r.ok, r.report);
+  }
+  NoGradGuard no_grad;
+  Generator gen(1);
+  RowNorm wrong = test::cell_norm(test::kCellNorms[0], 4, gen);  // [H] where the gates need [4H]
+  CHECK_THROWS_AS(lstm_gates(constant(in[0]), constant(in[1]), wrong), Error);
+}
+
+TEST_CASE("LSTMCell: the fused step equals the step with the norms' own ops, for every fusable norm") {
+  for (const char* kind : {"layernorm", "rmsnorm", "prmsnorm", "l2norm"}) {
+    INFO(kind);
+    NormOptions fused{.kind = parse_norm_kind(kind)}, composed = fused;
+    composed.preact_shift = 1e-30f;  // a norm with an offset cannot be fused: the cell takes the norms' own ops
+    Generator g1(3), g2(3);
+    LSTMCell a(6, 8, fused, g1), b(6, 8, composed, g2);
+    REQUIRE(a.norm_c->row_norm().has_value());
+    REQUIRE_FALSE(b.norm_c->row_norm().has_value());
+    Generator gen(4);
+    Tensor x = normal(Shape{5, 6}, 0.0f, 1.0f, gen);
+    LSTMState state{constant(normal(Shape{5, 8}, 0.0f, 1.0f, gen)), constant(normal(Shape{5, 8}, 0.0f, 1.0f, gen))};
+    LSTMState sa = a.forward(constant(x), state), sb = b.forward(constant(x), state);
+    // The offset adds 1e-30 to inputs of magnitude ~1: the same floats.
+    test::all_close(sa.h.value(), sb.h.value(), 0.0f, 0.0f, "h");
+    test::all_close(sa.c.value(), sb.c.value(), 0.0f, 0.0f, "c");
+  }
 }
 
 TEST_CASE("LSTM cell against torch.nn.LSTMCell") {
