@@ -111,18 +111,23 @@ void rms_row_backward(const float* a, const float* g, const float* d, int64_t n,
                       float* dg, float* db) {
   const float inv_d = s.inv_d;
   const float t = dx ? dot3(g, d, a, n) * s.coef : 0.0f;
+  // pRMSNorm (k < n) takes the second term off its first k units in a pass
+  // of their own: one full-width loop and one of k, rather than two loops
+  // that meet at an unaligned k, each with a scalar remainder.
+  const float rms_term = k == n ? t : 0.0f;
   with_outputs(dx, dg, db, [&](auto has_dx, auto has_dg, auto has_db) {
-    const auto element = [&](int64_t i, bool in_rms) {
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) {
       if constexpr (decltype(has_dx)::value)
-        dx[i] = (Assign ? 0.0f : dx[i]) + inv_d * g[i] * d[i] - (in_rms ? t * a[i] : 0.0f);
+        dx[i] = (Assign ? 0.0f : dx[i]) + inv_d * g[i] * d[i] - rms_term * a[i];
       if constexpr (decltype(has_dg)::value) dg[i] += d[i] * a[i] * inv_d;
       if constexpr (decltype(has_db)::value) db[i] += d[i];
-    };
-#pragma omp simd
-    for (int64_t i = 0; i < k; ++i) element(i, true);
-#pragma omp simd
-    for (int64_t i = k; i < n; ++i) element(i, false);
+    }
   });
+  if (dx && k < n) {
+#pragma omp simd
+    for (int64_t i = 0; i < k; ++i) dx[i] -= t * a[i];
+  }
 }
 
 // -------------------------------------------------------------- LayerNorm
