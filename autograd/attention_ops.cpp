@@ -7,6 +7,7 @@
 //                                             dv[s, b, c] += g[b, c] · w[s, b]
 //                                             dw[s, b]    += Σ_c g[b, c] · v[s, b, c]
 //   AttentionValues::gathered                 dv of every weighted_sum step over it, in one pass
+//   bahdanau_weights                          see the header; one batch item's S positions a task
 //
 // Saved for backward: add_tanh keeps y (its own value), weighted_sum only its
 // inputs, which the attention keeps anyway (the context for every step, the
@@ -21,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "rmsgrad/autograd/row_norms.h"
 #include "rmsgrad/autograd/tape.h"
 #include "rmsgrad/core/broadcast.h"
 #include "rmsgrad/core/error.h"
@@ -338,6 +340,130 @@ Var attention_softmax(const Var& scores, float scale, const Tensor& key_mask, bo
                    }
                  });
   });
+}
+
+Var bahdanau_weights(const Var& projected, const Var& state_term, const RowNorm& norm_state,
+                     const Var& score_weight, const Var& score_bias, const Tensor& mask) {
+  check(projected.defined() && projected.rank() == 3, "bahdanau_weights: projected context {} must be [S, B, A]",
+        shape_of(projected));
+  const int64_t src = projected.dim(0), batch = projected.dim(1), width = projected.dim(2);
+  check(state_term.defined() && state_term.shape() == Shape{batch, width},
+        "bahdanau_weights: state term {} must be [{}, {}] for projected context {}", shape_of(state_term), batch,
+        width, projected.shape());
+  check(score_weight.defined() && score_weight.shape() == Shape{1, width},
+        "bahdanau_weights: score weight {} must be [1, {}]", shape_of(score_weight), width);
+  check(score_bias.defined() && score_bias.shape() == Shape{1}, "bahdanau_weights: score bias {} must be [1]",
+        shape_of(score_bias));
+  check(!mask.defined() || mask.shape() == Shape{src, batch}, "bahdanau_weights: mask {} must be [{}, {}]",
+        shape_of(mask), src, batch);
+  row_norms::check_row_norm("bahdanau_weights", "state norm", norm_state, width);
+  const float* m = mask.defined() ? mask.data() : nullptr;
+  for (int64_t b = 0; b < batch && m; ++b) {
+    bool any_real = false;
+    for (int64_t j = 0; j < src && !any_real; ++j) any_real = m[j * batch + b] != 0.0f;
+    check(any_real, "bahdanau_weights: batch item {} has no real source position in mask {}", b, mask.shape());
+  }
+
+  const row_norms::RowKernel norm(norm_state, width);
+  auto tanh_terms = std::make_shared<Tensor>(Tensor::empty(projected.shape()));  // T, at real positions
+  auto stats = std::make_shared<std::vector<float>>(norm.normalizes() ? 2 * batch : 0);
+  Tensor alpha = Tensor::empty(Shape{src, batch});
+  const float *p = projected.value().data(), *z = state_term.value().data();
+  const float *v = score_weight.value().data(), bias = score_bias.value().data()[0];
+  float *t = tanh_terms->data(), *a = alpha.data(), *st = stats->data();
+  const auto real = [m, batch](int64_t j, int64_t b) { return !m || m[j * batch + b] != 0.0f; };
+  parallel_for(batch, std::max<int64_t>(1, kGrainHeavy / std::max<int64_t>(src * width, 1)),
+               [=](int64_t lo, int64_t hi) {
+    std::vector<float> q(width), e(src);
+    for (int64_t b = lo; b < hi; ++b) {
+      const float* qb = z + b * width;
+      if (norm.normalizes()) norm.forward(qb, q.data(), st + 2 * b), qb = q.data();
+      float top = -INFINITY;
+      for (int64_t j = 0; j < src; ++j) {
+        if (!real(j, b)) continue;
+        const float* pj = p + (j * batch + b) * width;
+        float* tj = t + (j * batch + b) * width;
+#pragma omp simd
+        for (int64_t i = 0; i < width; ++i) tj[i] = fast_tanh(pj[i] + qb[i]);
+        e[j] = rg::dot(v, tj, width) + bias;
+        top = std::max(top, e[j]);
+      }
+      float sum = 0.0f;
+      for (int64_t j = 0; j < src; ++j) sum += e[j] = real(j, b) ? fast_exp(e[j] - top) : 0.0f;
+      const float inv = 1.0f / sum;
+      for (int64_t j = 0; j < src; ++j) a[j * batch + b] = e[j] * inv;
+    }
+  });
+
+  std::vector<Var> inputs{projected, state_term, score_weight, score_bias};
+  const auto [gain_at, bias_at] = row_norms::add_norm_inputs(norm_state, inputs);
+  Tensor mask_copy = mask;
+  return tape().record(
+      "bahdanau_weights", std::move(alpha), inputs,
+      [tanh_terms, stats, norm, mask_copy, src, batch, width, gain_at, bias_at](Node& n) {
+        bool fresh_p = false, fresh_z = false;
+        Tensor* dp_t = n.input_grad(0, fresh_p);
+        Tensor* dz_t = n.input_grad(1, fresh_z);
+        float* const dp = dp_t ? dp_t->data() : nullptr;
+        float* const dz = dz_t ? dz_t->data() : nullptr;
+        const float* const z = n.inputs[1]->value.data();
+        const float* const v = n.inputs[2]->value.data();
+        const float* const a = n.value.data();
+        const float* const g = n.grad.data();
+        const float* const t = tanh_terms->data();
+        const float* const m = mask_copy.defined() ? mask_copy.data() : nullptr;
+        const int64_t grain = std::max<int64_t>(1, kGrainHeavy / std::max<int64_t>(src * width, 1));
+        const int64_t chunks = chunk_count(batch, grain);
+        row_norms::ParameterSums dv(n, 2, width, chunks), dbias(n, 3, 1, chunks);
+        row_norms::ParameterSums dgain(n, gain_at, width, chunks), dnorm_bias(n, bias_at, width, chunks);
+        parallel_for_chunks(batch, grain, [&](int64_t chunk, int64_t lo, int64_t hi) {
+          std::vector<float> dq(width), pre(width);
+          float *dv_part = dv.at(chunk), *db_part = dbias.at(chunk);
+          for (int64_t b = lo; b < hi; ++b) {
+            float dot = 0.0f;  // Σ_k α_k δ_k
+            for (int64_t j = 0; j < src; ++j) dot += a[j * batch + b] * g[j * batch + b];
+            std::fill(dq.begin(), dq.end(), 0.0f);
+            for (int64_t j = 0; j < src; ++j) {
+              const int64_t row = (j * batch + b) * width;
+              if (m && m[j * batch + b] == 0.0f) {  // α_j = 0: no gradient, and T_j was never written
+                if (dp && fresh_p) std::fill_n(dp + row, width, 0.0f);
+                continue;
+              }
+              const float de = a[j * batch + b] * (g[j * batch + b] - dot);
+              const float* tj = t + row;
+#pragma omp simd
+              for (int64_t i = 0; i < width; ++i) {
+                pre[i] = de * v[i] * (1.0f - tj[i] * tj[i]);
+                dq[i] += pre[i];
+              }
+              if (dp) {
+                float* o = dp + row;
+                if (fresh_p)
+                  std::copy_n(pre.data(), width, o);
+                else
+#pragma omp simd
+                  for (int64_t i = 0; i < width; ++i) o[i] += pre[i];
+              }
+              if (dv_part)
+#pragma omp simd
+                for (int64_t i = 0; i < width; ++i) dv_part[i] += de * tj[i];
+              if (db_part) db_part[0] += de;
+            }
+            const int64_t row = b * width;
+            if (norm.normalizes()) {
+              norm.backward(fresh_z, z + row, dq.data(), stats->data() + 2 * b, dz ? dz + row : nullptr,
+                            dgain.at(chunk), dnorm_bias.at(chunk));
+            } else if (dz) {
+              if (fresh_z)
+                std::copy_n(dq.data(), width, dz + row);
+              else
+#pragma omp simd
+                for (int64_t i = 0; i < width; ++i) dz[row + i] += dq[i];
+            }
+          }
+        });
+        for (row_norms::ParameterSums* sums : {&dv, &dbias, &dgain, &dnorm_bias}) sums->add_into_gradient();
+      });
 }
 
 }  // namespace rg

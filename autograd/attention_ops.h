@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "rmsgrad/autograd/norm_ops.h"
 #include "rmsgrad/autograd/var.h"
 
 namespace rg {
@@ -11,6 +12,27 @@ namespace rg {
 // y = tanh(a + b), a and b broadcast to y's shape (NumPy rules). Saves only y:
 // the composed tanh(a + b) also kept the sum [S, B, A] of every decoder step.
 Var add_tanh(const Var& a, const Var& b);
+
+// Bahdanau's attention weights (layers/attention.h's MLPAttention) over a
+// time-major source, in one op: the query's norm, tanh, the score and the
+// masked softmax.
+//   projected [S, B, A]   P, the normalized context term (precompute)
+//   state_term [B, A]     s W_sᵀ, the decoder state's term before its norm
+//   score_weight [1, A], score_bias [1]   v and b_v
+//   mask [S, B]           1 = real source position, or undefined
+// → α [S, B]:
+//   q = norm_state(state_term),  e_j = v · tanh(P_j + q) + b_v
+//   α_j = exp(e_j) / Σ_real exp(e_k) at real positions, exactly 0 at padded ones
+// Backward, with T_j = tanh(P_j + q) and δ = dL/dα:
+//   de_j = α_j (δ_j − Σ_k α_k δ_k)                    (0 where α_j is)
+//   dP_j += de_j v ⊙ (1 − T_j²),  dq = Σ_j de_j v ⊙ (1 − T_j²)
+//   dv += Σ_{j,b} de_j T_j,       db_v += Σ_{j,b} de_j
+// and dq through norm_state's row backward to state_term. Saves T [S, B, A]
+// and α. The composed form (add_tanh, a one-column product, reshape, fill,
+// softmax, fill) made seven ops a decoder step and kept four [S, B] tensors.
+// A batch item with no real position is an error.
+Var bahdanau_weights(const Var& projected, const Var& state_term, const RowNorm& norm_state,
+                     const Var& score_weight, const Var& score_bias, const Tensor& mask = {});
 
 // The attention's weighted sum over positions:
 //   weights [S, B], values [S, B, C] → y [B, C],  y[b, c] = Σ_s weights[s, b] · values[s, b, c]

@@ -22,6 +22,7 @@
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/core/fast_math.h"
 #include "rmsgrad/core/parallel.h"
+#include "rmsgrad/core/reduce_row.h"
 
 namespace rg {
 
@@ -147,11 +148,11 @@ Var cross_entropy_rows(const Var& logits, const Indices& targets, const CrossEnt
   parallel_for(rows, std::max<int64_t>(1, kGrainHeavy / classes), [&](int64_t lo, int64_t hi) {
     for (int64_t r = lo; r < hi; ++r) {
       const float* row = x + r * classes;
-      float m = -INFINITY, s = 0.0f, xsum = 0.0f;
-#pragma omp simd reduction(max : m)
-      for (int64_t c = 0; c < classes; ++c) m = std::max(m, row[c]);
-#pragma omp simd reduction(+ : s, xsum)
-      for (int64_t c = 0; c < classes; ++c) s += fast_exp(row[c] - m), xsum += row[c];
+      // In 16 explicit lanes each (core/reduce_row.h), which stay in
+      // registers; GCC keeps an `omp simd reduction`'s lanes in memory.
+      const float m = lane_max(classes, [row](int64_t c) { return row[c]; });
+      const float s = lane_sum(classes, [row, m](int64_t c) { return fast_exp(row[c] - m); });
+      const float xsum = eps > 0.0f ? sum_of(row, classes) : 0.0f;
       float l = m + std::log(s);
       (*lse)[r] = l;
       if ((*weights)[r] == 0.0f) continue;

@@ -1,9 +1,11 @@
 // MLP attention and multi-head attention; the equations are in attention.h.
-// Both are composed from primitive ops (GEMMs, tanh, masked_fill, softmax,
-// permute, rotary); the work is in the GEMMs.
+// Both are GEMMs around fused ops (bahdanau_weights, attention_softmax,
+// weighted_sum) and a few primitive ones (permute, rotary); the work is in
+// the GEMMs.
 #include "rmsgrad/layers/attention.h"
 
 #include <cmath>
+#include <optional>
 
 #include "rmsgrad/autograd/attention_ops.h"
 #include "rmsgrad/autograd/ops.h"
@@ -78,25 +80,32 @@ AttentionOutput MLPAttention::forward(const Var& state, const Var& projected, co
   check(projected.defined() && projected.shape() == Shape{src, batch, hidden_size_},
         "MLPAttention: projected context {} must be [{}, {}, {}] (from precompute)", shape_of(projected),
         src, batch, hidden_size_);
-  Var q = norm_state->forward(state_to_hidden->forward(state));                  // [B, A]
+  if (mask.defined()) {
+    check(mask.shape() == Shape{src, batch}, "MLPAttention: mask {} must be [{}, {}]", mask.shape(), src, batch);
+    for (int64_t b = 0; b < batch; ++b) {
+      bool any_real = false;
+      for (int64_t j = 0; j < src && !any_real; ++j) any_real = mask.data()[j * batch + b] != 0.0f;
+      check(any_real, "MLPAttention: batch item {} has no real source position in mask {}", b, mask.shape());
+    }
+  }
+  Var state_term = state_to_hidden->forward(state);                              // [B, A]
+  Var alpha;                                                                     // [S, B]
+  if (const std::optional<RowNorm> q_norm = norm_state->row_norm()) {
+    alpha = bahdanau_weights(projected, state_term, *q_norm, hidden_to_score->effective_weight(),
+                             hidden_to_score->bias, mask);
+    return {values.weighted_sum(alpha), alpha};
+  }
+  // A norm no kernel can run (composed, BatchNorm, one's own): the same
+  // function from the ops themselves.
+  Var q = norm_state->forward(state_term);                                       // [B, A]
   Var q_row = reshape(q, {1, batch, hidden_size_});
   Var hidden = add_tanh(projected, q_row);                                       // [S, B, A]
   Var scores = reshape(hidden_to_score->forward(hidden), {src, batch});          // [S, B]
-  Var alpha;                                                                     // [S, B]
   if (!mask.defined()) {
     alpha = softmax(scores, 0);
   } else {
-    check(mask.shape() == Shape{src, batch}, "MLPAttention: mask {} must be [{}, {}]", mask.shape(), src, batch);
     Tensor blocked = Tensor::empty(mask.shape());
-    for (int64_t b = 0; b < batch; ++b) {
-      bool any_real = false;
-      for (int64_t j = 0; j < src; ++j) {
-        const float m = mask.data()[j * batch + b];
-        blocked.data()[j * batch + b] = m == 0.0f ? 1.0f : 0.0f;
-        any_real = any_real || m != 0.0f;
-      }
-      check(any_real, "MLPAttention: batch item {} has no real source position in mask {}", b, mask.shape());
-    }
+    for (int64_t i = 0; i < mask.numel(); ++i) blocked.data()[i] = mask.data()[i] == 0.0f ? 1.0f : 0.0f;
     alpha = masked_softmax(scores, blocked, 0);
   }
   Var attended = values.weighted_sum(alpha);                                     // [B, C]

@@ -10,6 +10,7 @@
 // below ~2 per step, so differences stay near 1e-6; the bound leaves 10×.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <functional>
 #include <string>
 
@@ -451,6 +452,82 @@ TEST_CASE("MLP attention: padded positions get exactly zero weight and gradient;
   Tensor empty_column = Tensor::from(Shape{4, 2}, {1, 0, 1, 0, 0, 0, 0, 0});
   CHECK_THROWS_AS(attention.forward(state, projected, context, empty_column), Error);
   CHECK_THROWS_AS(attention.forward(state, projected, context, Tensor::ones(Shape{2, 4})), Error);
+}
+
+TEST_CASE("bahdanau_weights: gradient check of every input, the state norm's gain and bias included") {
+  Tensor mask = Tensor::from(Shape{4, 3}, {1, 1, 1, 1, 0, 1, 1, 0, 0, 0, 0, 1});  // lengths 3, 1, 2 (one gap)
+  for (const test::CellNormCase& c : test::kCellNorms) {
+    INFO(c.name);
+    Generator gen(11);
+    RowNorm norm = test::cell_norm(c, 5, gen);
+    std::vector<Tensor> in{normal(Shape{4, 3, 5}, 0.0f, 1.0f, gen), normal(Shape{3, 5}, 0.0f, 1.0f, gen),
+                           normal(Shape{1, 5}, 0.0f, 1.0f, gen), normal(Shape{1}, 0.0f, 1.0f, gen)};
+    for (const Var& leaf : test::norm_leaves(norm)) in.push_back(leaf.value());
+    GradCheckResult r = gradcheck(
+        [&](const std::vector<Var>& v) {
+          RowNorm bound = norm;
+          size_t next = 4;
+          if (bound.gain.defined()) bound.gain = v[next++];
+          if (bound.bias.defined()) bound.bias = v[next++];
+          return bahdanau_weights(v[0], v[1], bound, v[2], v[3], mask);
+        },
+        in);
+    CHECK_MESSAGE(r.ok, r.report);
+    NoGradGuard no_grad;
+    Tensor alpha = bahdanau_weights(constant(in[0]), constant(in[1]), norm, constant(in[2]), constant(in[3]), mask)
+                       .value();
+    for (int64_t b = 0; b < 3; ++b) {
+      float total = 0.0f;
+      for (int64_t j = 0; j < 4; ++j) {
+        if (mask.at({j, b}) == 0.0f) CHECK(alpha.at({j, b}) == 0.0f);
+        total += alpha.at({j, b});
+      }
+      CHECK(total == doctest::Approx(1.0f).epsilon(1e-6));
+    }
+  }
+  NoGradGuard no_grad;
+  Generator gen(12);
+  Var p = constant(normal(Shape{4, 3, 5}, 0.0f, 1.0f, gen)), q = constant(normal(Shape{3, 5}, 0.0f, 1.0f, gen));
+  Var v = constant(normal(Shape{1, 5}, 0.0f, 1.0f, gen)), bias = constant(Tensor::zeros(Shape{1}));
+  Tensor none_real = Tensor::from(Shape{4, 3}, {1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1});
+  CHECK_THROWS_AS(bahdanau_weights(p, q, {}, v, bias, none_real), Error);  // item 1 has no real position
+  CHECK_THROWS_AS(bahdanau_weights(p, constant(Tensor::zeros(Shape{3, 4})), {}, v, bias), Error);
+}
+
+TEST_CASE("MLP attention: the fused weights equal the composed ops' (a norm with an offset takes the ops)") {
+  for (const char* kind : {"none", "layernorm", "rmsnorm", "prmsnorm"}) {
+    INFO(kind);
+    NormOptions fused{.kind = parse_norm_kind(kind)}, composed = fused;
+    composed.preact_shift = 1e-30f;  // adds nothing to inputs of magnitude ~1, but cannot run inside a kernel
+    Generator g1(5), g2(5);
+    MLPAttention a(5, 4, 16, fused, g1), b(5, 4, 16, composed, g2);
+    REQUIRE(a.norm_state->row_norm().has_value());
+    REQUIRE_FALSE(b.norm_state->row_norm().has_value());
+    Generator gen(6);
+    Tensor ctx = normal(Shape{6, 3, 5}, 0.0f, 1.0f, gen), st = normal(Shape{3, 4}, 0.0f, 1.0f, gen);
+    Tensor mask = Tensor::from(Shape{6, 3}, {1, 1, 1, 1, 1, 0, 1, 1, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0});
+    Tensor seed = normal(Shape{3, 5}, 0.0f, 1.0f, gen);
+    Var ca(ctx.clone(), true), sa(st.clone(), true), cb(ctx.clone(), true), sb(st.clone(), true);
+    AttentionOutput oa = a.forward(sa, a.precompute(ca), ca, mask);
+    tape().backward(oa.context, seed);
+    tape().clear();
+    AttentionOutput ob = b.forward(sb, b.precompute(cb), cb, mask);
+    tape().backward(ob.context, seed);
+    tape().clear();
+    // The scores are dot products of 16 O(1) terms summed in another order
+    // (the fused op's lanes against a one-column GEMM): a few ulps each, and
+    // softmax and its backward carry them at gains of order 1.
+    test::all_close(oa.weights.value(), ob.weights.value(), kAtol, kRtol, "weights");
+    test::all_close(oa.context.value(), ob.context.value(), kAtol, kRtol, "context");
+    test::all_close(ca.grad(), cb.grad(), kAtol, kRtol, "d context");
+    test::all_close(sa.grad(), sb.grad(), kAtol, kRtol, "d state");
+    auto pb = b.named_parameters();  // a's, and b's norms' offsets
+    for (auto [name, param] : a.named_parameters()) {
+      auto same = std::find_if(pb.begin(), pb.end(), [&](const auto& named) { return named.first == name; });
+      REQUIRE(same != pb.end());
+      test::all_close(param.grad(), same->second.grad(), kAtol, kRtol, "d " + name);
+    }
+  }
 }
 
 TEST_CASE("Multi-head attention against torch.nn.MultiheadAttention (key padding, causal self-attention)") {
