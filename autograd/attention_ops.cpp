@@ -417,7 +417,7 @@ Var bahdanau_weights(const Var& projected, const Var& state_term, const RowNorm&
         row_norms::ParameterSums dv(n, 2, width, chunks), dbias(n, 3, 1, chunks);
         row_norms::ParameterSums dgain(n, gain_at, width, chunks), dnorm_bias(n, bias_at, width, chunks);
         parallel_for_chunks(batch, grain, [&](int64_t chunk, int64_t lo, int64_t hi) {
-          std::vector<float> dq(width), pre(width);
+          std::vector<float> dq(width);
           float *dv_part = dv.at(chunk), *db_part = dbias.at(chunk);
           for (int64_t b = lo; b < hi; ++b) {
             float dot = 0.0f;  // Σ_k α_k δ_k
@@ -431,22 +431,18 @@ Var bahdanau_weights(const Var& projected, const Var& state_term, const RowNorm&
               }
               const float de = a[j * batch + b] * (g[j * batch + b] - dot);
               const float* tj = t + row;
+              float* o = dp ? dp + row : nullptr;
+              // One pass over the row for dP, dq and dv; which of them it
+              // writes, and whether dP is fresh, are compile-time choices.
+              row_norms::with_outputs(o, dv_part, fresh_p, [&](auto has_dp, auto has_dv, auto fresh) {
 #pragma omp simd
-              for (int64_t i = 0; i < width; ++i) {
-                pre[i] = de * v[i] * (1.0f - tj[i] * tj[i]);
-                dq[i] += pre[i];
-              }
-              if (dp) {
-                float* o = dp + row;
-                if (fresh_p)
-                  std::copy_n(pre.data(), width, o);
-                else
-#pragma omp simd
-                  for (int64_t i = 0; i < width; ++i) o[i] += pre[i];
-              }
-              if (dv_part)
-#pragma omp simd
-                for (int64_t i = 0; i < width; ++i) dv_part[i] += de * tj[i];
+                for (int64_t i = 0; i < width; ++i) {
+                  const float pre = de * v[i] * (1.0f - tj[i] * tj[i]);
+                  dq[i] += pre;
+                  if constexpr (decltype(has_dp)::value) o[i] = (decltype(fresh)::value ? 0.0f : o[i]) + pre;
+                  if constexpr (decltype(has_dv)::value) dv_part[i] += de * tj[i];
+                }
+              });
               if (db_part) db_part[0] += de;
             }
             const int64_t row = b * width;

@@ -142,7 +142,8 @@ std::string kind_of(std::string name) {
     return false;
   };
   if (is({"layer_norm", "rms_norm", "prms_norm", "l2_norm", "batch_norm", "weight_norm"})) return "normalization";
-  if (is({"softmax", "log_softmax", "attention_softmax", "cross_entropy", "order_violation"})) return "softmax_loss";
+  if (is({"softmax", "log_softmax", "attention_softmax", "bahdanau_weights", "cross_entropy", "order_violation"}))
+    return "softmax_loss";
   if (is({"gru_update", "lstm_gates", "lstm_cell_state", "lstm_hidden"})) return "recurrence";
   if (is({"slice", "concat", "reshape", "permute", "index_select", "gather", "gather_rows", "embedding"}))
     return "data_movement";

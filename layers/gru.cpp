@@ -8,6 +8,7 @@
 #include "rmsgrad/autograd/weight_norm.h"
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/layers/init.h"
+#include "rmsgrad/layers/linear.h"
 
 namespace rg {
 
@@ -64,8 +65,8 @@ GRUCell::GRUCell(int64_t input_size, int64_t hidden_size, const NormOptions& nor
 GRUCell::InputTerms GRUCell::project_input(const Var& x) {
   check(x.defined() && x.rank() >= 1 && x.dim(-1) == input_size_, "GRUCell: input {} must end in {}",
         shape_of(x), input_size_);
-  Var gates = matmul(x, effective(weight_x_gates, 0), false, true) + bias_gates;
-  Var cand = matmul(x, effective(weight_x_cand, 1), false, true) + bias_cand;
+  Var gates = linear(x, effective(weight_x_gates, 0), bias_gates);  // one node: x W_xgᵀ + b_g
+  Var cand = linear(x, effective(weight_x_cand, 1), bias_cand);
   return {norm_x_gates->forward(gates), norm_x_cand->forward(cand)};
 }
 
