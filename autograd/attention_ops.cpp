@@ -420,8 +420,9 @@ Var bahdanau_weights(const Var& projected, const Var& state_term, const RowNorm&
           std::vector<float> dq(width);
           float *dv_part = dv.at(chunk), *db_part = dbias.at(chunk);
           for (int64_t b = lo; b < hi; ++b) {
-            float dot = 0.0f;  // Σ_k α_k δ_k
-            for (int64_t j = 0; j < src; ++j) dot += a[j * batch + b] * g[j * batch + b];
+            float sum = 0.0f;  // Σ_k α_k δ_k over the real positions: a padded one's δ may be anything
+            for (int64_t j = 0; j < src; ++j)
+              if (!m || m[j * batch + b] != 0.0f) sum += a[j * batch + b] * g[j * batch + b];
             std::fill(dq.begin(), dq.end(), 0.0f);
             for (int64_t j = 0; j < src; ++j) {
               const int64_t row = (j * batch + b) * width;
@@ -429,11 +430,13 @@ Var bahdanau_weights(const Var& projected, const Var& state_term, const RowNorm&
                 if (dp && fresh_p) std::fill_n(dp + row, width, 0.0f);
                 continue;
               }
-              const float de = a[j * batch + b] * (g[j * batch + b] - dot);
+              const float de = a[j * batch + b] * (g[j * batch + b] - sum);
               const float* tj = t + row;
               float* o = dp ? dp + row : nullptr;
               // One pass over the row for dP, dq and dv; which of them it
               // writes, and whether dP is fresh, are compile-time choices.
+              // (with_outputs dispatches any three flags to compile-time ones: here
+              // whether dP and dv are written, and whether dP is fresh.)
               row_norms::with_outputs(o, dv_part, fresh_p, [&](auto has_dp, auto has_dv, auto fresh) {
 #pragma omp simd
                 for (int64_t i = 0; i < width; ++i) {

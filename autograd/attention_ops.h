@@ -28,9 +28,10 @@ Var add_tanh(const Var& a, const Var& b);
 //   dP_j += de_j v ⊙ (1 − T_j²),  dq = Σ_j de_j v ⊙ (1 − T_j²)
 //   dv += Σ_{j,b} de_j T_j,       db_v += Σ_{j,b} de_j
 // and dq through norm_state's row backward to state_term. Saves T [S, B, A]
-// and α. The composed form (add_tanh, a one-column product, reshape, fill,
-// softmax, fill) made seven ops a decoder step and kept four [S, B] tensors.
-// A batch item with no real position is an error.
+// and α, nothing of size [S, B] besides: the same function from primitives
+// (add_tanh, a one-column product, masked_fill, softmax, masked_fill) is
+// seven nodes a decoder step, each keeping its output. A batch item with no
+// real position is an error.
 Var bahdanau_weights(const Var& projected, const Var& state_term, const RowNorm& norm_state,
                      const Var& score_weight, const Var& score_bias, const Tensor& mask = {});
 

@@ -20,8 +20,8 @@
 // terms a_g = h U_gᵀ and a_c = h U_cᵀ and uses hg = N_g(a_g), hc = N_c(a_c)
 // above. Each row's norm runs in the row's own pass (row_norms.h), so the
 // normalized terms never reach memory: forward saves two statistics per norm
-// and row, and backward recomputes the row of hc it needs from them (one
-// multiply per unit, cheaper than saving and reloading it). The gradients
+// and row, and backward recomputes from them the row of hc it needs instead
+// of saving a [B, H] tensor. The gradients
 // dL/dhg = [da_r, da_u] and dL/dhc = da_c·r then go through the norms'
 // row backward to dL/da_g, dL/da_c and the norms' gains and biases, whose
 // sums over rows are kept per chunk of rows and added in chunk order.
@@ -51,7 +51,7 @@ struct GruSaved {
 };
 
 // Rows per parallel chunk: about 2048 units of work each.
-int64_t row_grain(int64_t hidden) { return std::max<int64_t>(1, 2048 / hidden); }
+int64_t row_grain(int64_t hidden) { return std::max<int64_t>(1, 2048 / std::max<int64_t>(hidden, 1)); }
 
 // dst[0, n) += src, or = src when the buffer is fresh (see Node::input_grad):
 // every element is written exactly once per backward. Skipped without dst.
@@ -72,12 +72,13 @@ Var gru_update(const Var& x_gates, const Var& h_gates, const Var& x_cand, const 
   check(h_prev.defined() && h_prev.rank() == 2, "gru_update: h_prev must be [B, H], got {}",
         shape_of(h_prev));
   const int64_t batch = h_prev.dim(0), hidden = h_prev.dim(1);
+  check(hidden > 0, "gru_update: the state {} has no units", h_prev.shape());
   const Shape gates{batch, 2 * hidden}, units{batch, hidden};
   check(x_gates.defined() && x_gates.shape() == gates && h_gates.defined() && h_gates.shape() == gates,
-        "gru_update: gate terms {} and {} must be {} for h_prev {}", x_gates.shape(), h_gates.shape(), gates,
+        "gru_update: gate terms {} and {} must be {} for h_prev {}", shape_of(x_gates), shape_of(h_gates), gates,
         h_prev.shape());
   check(x_cand.defined() && x_cand.shape() == units && h_cand.defined() && h_cand.shape() == units,
-        "gru_update: candidate terms {} and {} must be {}", x_cand.shape(), h_cand.shape(), units);
+        "gru_update: candidate terms {} and {} must be {}", shape_of(x_cand), shape_of(h_cand), units);
   check(!mask.defined() || mask.shape() == Shape{batch}, "gru_update: mask {} must be [{}]",
         shape_of(mask), batch);
   check_row_norm("gru_update", "gate norm", norm_gates, 2 * hidden);

@@ -13,10 +13,12 @@
 // may be null) and writes dx (Assign) or adds into it (either way, dx may be
 // null).
 //
-// Parameter gradients are sums over rows. To be the same for any thread count,
-// the rows are cut into chunks by a fixed grain, each chunk sums its own rows
-// into its own zeroed partial, and the partials are added in chunk order
-// (rows_with_partials).
+// Parameter gradients are sums over rows. The rows are cut into chunks (as
+// many as threads, at most one per grain of rows: core/parallel.h's
+// chunk_count), each chunk sums its own rows into its own zeroed partial, and
+// the partials are added in chunk order (rows_with_partials, ParameterSums):
+// no two threads write one float, and a thread count always gives the same
+// sums.
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -114,16 +116,21 @@ void rms_row_backward(const float* a, const float* g, const float* d, int64_t n,
   // pRMSNorm (k < n) takes the second term off its first k units in a pass
   // of their own: one full-width loop and one of k, rather than two loops
   // that meet at an unaligned k, each with a scalar remainder.
-  const float rms_term = k == n ? t : 0.0f;
-  with_outputs(dx, dg, db, [&](auto has_dx, auto has_dg, auto has_db) {
+  const auto full_width = [&](auto whole_row) {
+    constexpr bool second_term = decltype(whole_row)::value;
+    with_outputs(dx, dg, db, [&](auto has_dx, auto has_dg, auto has_db) {
 #pragma omp simd
-    for (int64_t i = 0; i < n; ++i) {
-      if constexpr (decltype(has_dx)::value)
-        dx[i] = (Assign ? 0.0f : dx[i]) + inv_d * g[i] * d[i] - rms_term * a[i];
-      if constexpr (decltype(has_dg)::value) dg[i] += d[i] * a[i] * inv_d;
-      if constexpr (decltype(has_db)::value) db[i] += d[i];
-    }
-  });
+      for (int64_t i = 0; i < n; ++i) {
+        if constexpr (decltype(has_dx)::value) {
+          dx[i] = (Assign ? 0.0f : dx[i]) + inv_d * g[i] * d[i];
+          if constexpr (second_term) dx[i] -= t * a[i];
+        }
+        if constexpr (decltype(has_dg)::value) dg[i] += d[i] * a[i] * inv_d;
+        if constexpr (decltype(has_db)::value) db[i] += d[i];
+      }
+    });
+  };
+  k == n ? full_width(std::true_type{}) : full_width(std::false_type{});
   if (dx && k < n) {
 #pragma omp simd
     for (int64_t i = 0; i < k; ++i) dx[i] -= t * a[i];
@@ -235,11 +242,12 @@ struct RowKernel {
 // Checks a norm's parameters and settings against its rows of n units.
 inline void check_row_norm(const char* op, const char* what, const RowNorm& norm, int64_t n) {
   if (norm.kind == RowNormKind::None) return;
+  check(n > 0, "{}: {} cannot normalize rows of length 0", op, what);
   check(norm.gain.defined() && norm.gain.shape() == Shape{n}, "{}: {} gain {} must be [{}]", op, what,
         shape_of(norm.gain), n);
   if (norm.bias.defined())  // check() evaluates its arguments, so bias.shape() only when there is a bias
     check(norm.bias.shape() == Shape{n}, "{}: {} bias {} must be [{}]", op, what, norm.bias.shape(), n);
-  check(norm.kind != RowNormKind::Rms || norm.config.k <= n, "{}: {} k = {} exceeds its {} units", op, what,
+  check(norm.kind != RowNormKind::Rms || norm.config.k <= n, "{}: {} k = {} exceeds the row length {}", op, what,
         norm.config.k, n);
   check(norm.config.eps >= 0.0f, "{}: {} eps must be non-negative, got {}", op, what, norm.config.eps);
 }

@@ -148,8 +148,7 @@ Var cross_entropy_rows(const Var& logits, const Indices& targets, const CrossEnt
   parallel_for(rows, std::max<int64_t>(1, kGrainHeavy / classes), [&](int64_t lo, int64_t hi) {
     for (int64_t r = lo; r < hi; ++r) {
       const float* row = x + r * classes;
-      // In 16 explicit lanes each (core/reduce_row.h), which stay in
-      // registers; GCC keeps an `omp simd reduction`'s lanes in memory.
+      // Row reductions in 16 explicit lanes each (core/reduce_row.h).
       const float m = lane_max(classes, [row](int64_t c) { return row[c]; });
       const float s = lane_sum(classes, [row, m](int64_t c) { return fast_exp(row[c] - m); });
       const float xsum = eps > 0.0f ? sum_of(row, classes) : 0.0f;

@@ -114,6 +114,7 @@ int64_t chunk_count(int64_t n, int64_t grain) {
 
 void parallel_for_chunks(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t, int64_t)>& body) {
   const int64_t chunks = chunk_count(n, grain);
+  if (chunks == 0) return;  // nothing to do, and no team of threads for it
   if (chunks == 1) {
     body(0, 0, n);
     return;

@@ -1,6 +1,7 @@
 #include "rmsgrad/layers/normalization.h"
 
 #include <cmath>
+#include <typeinfo>
 
 #include "rmsgrad/autograd/composed_norm_ops.h"
 #include "rmsgrad/autograd/ops.h"
@@ -58,8 +59,10 @@ void Norm::add_preact_shift(float shift, int64_t features, NormLayout layout) {
   offset_layout_ = layout;
 }
 
+// Only the classes themselves are known to compute their RowNorm: a subclass
+// that overrides normalize() must say for itself whether it can be fused.
 std::optional<RowNorm> Identity::row_norm() const {
-  if (offset.defined()) return std::nullopt;
+  if (typeid(*this) != typeid(Identity) || offset.defined()) return std::nullopt;
   return RowNorm{};
 }
 
@@ -75,7 +78,7 @@ Var LayerNorm::normalize(const Var& x) {
 }
 
 std::optional<RowNorm> LayerNorm::row_norm() const {
-  if (impl_ != NormImpl::Fused || layout_ != NormLayout::Features || offset.defined()) return std::nullopt;
+  if (typeid(*this) != typeid(LayerNorm) || impl_ != NormImpl::Fused || layout_ != NormLayout::Features || offset.defined()) return std::nullopt;
   RowNorm norm{RowNormKind::Layer, gain, bias};
   norm.config.eps = eps_;
   return norm;
@@ -100,7 +103,7 @@ Var RMSNorm::normalize(const Var& x) {
 }
 
 std::optional<RowNorm> RMSNorm::row_norm() const {
-  if (impl_ != NormImpl::Fused || layout_ != NormLayout::Features || offset.defined()) return std::nullopt;
+  if (typeid(*this) != typeid(RMSNorm) || impl_ != NormImpl::Fused || layout_ != NormLayout::Features || offset.defined()) return std::nullopt;
   RowNorm norm{RowNormKind::Rms, gain, bias, config_};
   if (p_ < 1.0f) norm.config.k = partial_units(gain.dim(0), p_);
   return norm;

@@ -84,8 +84,9 @@ class Norm : public Layer {
   void add_preact_shift(float shift, int64_t features, NormLayout layout);
   // What a fused recurrent cell needs to run this norm inside its own kernel
   // (autograd/norm_ops.h's RowNorm), or nothing where it cannot: a composed or
-  // channel-layout norm, one with an offset, BatchNorm, a norm of one's own.
-  // The cells then call forward() and take the composed route.
+  // channel-layout norm, one with an offset, BatchNorm, a norm of one's own
+  // (a subclass of LayerNorm, RMSNorm or Identity too, unless it overrides
+  // this). The cells then call forward() and take the composed route.
   virtual std::optional<RowNorm> row_norm() const { return std::nullopt; }
   Var offset;  // undefined unless add_preact_shift
 

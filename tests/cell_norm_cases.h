@@ -10,7 +10,8 @@ namespace rg::test {
 
 // The norms the fused GRU and LSTM ops can run inside their kernels, each
 // with its gain (and bias) as a leaf: LayerNorm, RMSNorm with and without its
-// bias, pRMSNorm over 3 of the units, L2-Norm, ε outside the root, and none.
+// bias, pRMSNorm over 3 of the units, L2-Norm, ε outside the root, and none
+// (and LayerNorm without its bias, which only a RowNorm can ask for).
 struct CellNormCase {
   const char* name;
   RowNormKind kind;
@@ -19,6 +20,7 @@ struct CellNormCase {
 };
 inline const CellNormCase kCellNorms[] = {
     {"layernorm", RowNormKind::Layer, true, {}},
+    {"layernorm without bias", RowNormKind::Layer, false, {}},
     {"rmsnorm", RowNormKind::Rms, false, {}},
     {"rmsnorm+bias", RowNormKind::Rms, true, {}},
     {"prmsnorm", RowNormKind::Rms, false, {.k = 3}},
@@ -36,7 +38,7 @@ inline RowNorm cell_norm(const CellNormCase& c, int64_t n, Generator& gen) {
   return norm;
 }
 
-// The norm as its own fused op, as the GRU applied it before the cell fused it.
+// The same norm as its own op (norm_ops.h), which the fused cells must match.
 inline Var apply_norm(const RowNorm& norm, const Var& x) {
   switch (norm.kind) {
     case RowNormKind::None: return x;

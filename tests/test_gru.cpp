@@ -76,6 +76,8 @@ TEST_CASE("gru_update with its recurrent norms inside equals the norms' own ops,
   // 9 rows: more than one parallel chunk of rows at hidden 300 (2048 / 300 = 6
   // rows a chunk), so that the gains' per-chunk sums are exercised.
   const int64_t batch = 9, hidden = 300;
+  const int previous = num_threads();
+  set_num_threads(2);  // two chunks of rows, each with its own partial sums
   auto in = update_inputs(batch, hidden, 3);
   Tensor mask = Tensor::ones(Shape{batch});
   mask.data()[4] = 0.0f;
@@ -107,6 +109,7 @@ TEST_CASE("gru_update with its recurrent norms inside equals the norms' own ops,
       for (Var& leaf : norm_leaves(*norm))
         test::all_close(fused_param_grads[i++], leaf.grad(), 1e-5f, 1e-5f, "norm parameter grad");
   }
+  set_num_threads(previous);
 }
 
 TEST_CASE("gru_update with its recurrent norms: gradient check of every input, gains and biases included") {
@@ -135,11 +138,34 @@ TEST_CASE("gru_update with its recurrent norms: gradient check of every input, g
         all);
     CHECK_MESSAGE(r.ok, r.report);
   }
+  // One Var in two slots (h_cand is h_prev): the fresh slot is written before the other adds.
+  Generator twice_gen(10);
+  RowNorm gates = cell_norm(kCellNorms[0], 2 * hidden, twice_gen), cand = cell_norm(kCellNorms[2], hidden, twice_gen);
+  GradCheckResult twice = gradcheck(
+      [&](const std::vector<Var>& v) { return gru_update(v[0], v[1], v[2], v[3], v[3], mask, gates, cand); },
+      {in[0], in[1], in[2], in[4]});
+  CHECK_MESSAGE(twice.ok, twice.report);
+  // A gain that needs no gradient (a constant) changes no other gradient.
+  std::vector<Var> a, b;
+  for (const Tensor& t : in) a.emplace_back(t.clone(), true), b.emplace_back(t.clone(), true);
+  RowNorm frozen = cand;
+  frozen.gain = constant(cand.gain.value());
+  Tensor seed = normal(Shape{batch, hidden}, 0.0f, 1.0f, twice_gen);
+  tape().backward(gru_update(a[0], a[1], a[2], a[3], a[4], mask, gates, cand), seed);
+  tape().backward(gru_update(b[0], b[1], b[2], b[3], b[4], mask, gates, frozen), seed);
+  tape().clear();
+  for (int i = 0; i < 5; ++i) test::all_close(a[i].grad(), b[i].grad(), 0.0f, 0.0f, "grad " + std::to_string(i));
+
   NoGradGuard no_grad;
   Generator gen(1);
   RowNorm wrong = cell_norm(kCellNorms[0], hidden, gen);  // [H] where the gates need [2H]
   CHECK_THROWS_AS(gru_update(constant(in[0]), constant(in[1]), constant(in[2]), constant(in[3]), constant(in[4]),
                              mask, wrong, {}),
+                  Error);
+  RowNorm too_wide = cell_norm(kCellNorms[4], hidden, gen);  // pRMSNorm
+  too_wide.config.k = hidden + 1;
+  CHECK_THROWS_AS(gru_update(constant(in[0]), constant(in[1]), constant(in[2]), constant(in[3]), constant(in[4]),
+                             mask, {}, too_wide),
                   Error);
 }
 

@@ -199,6 +199,8 @@ TEST_CASE("lstm cell ops with norm_h and norm_c inside equal the norms' own ops 
   // 9 rows of 300 units: several parallel chunks of rows (lstm_hidden takes 6
   // rows a chunk), so that the gains' per-chunk sums are exercised.
   const int64_t batch = 9, hidden = 300;
+  const int previous = num_threads();
+  set_num_threads(2);  // two chunks of rows, each with its own partial sums
   auto in = normalized_cell_inputs(batch, hidden, 5);
   Tensor mask = Tensor::ones(Shape{batch});
   mask.data()[2] = 0.0f;
@@ -228,6 +230,7 @@ TEST_CASE("lstm cell ops with norm_h and norm_c inside equal the norms' own ops 
       for (Var& leaf : test::norm_leaves(*norm))
         test::all_close(fused_param_grads[i++], leaf.grad(), 1e-5f, 1e-5f, "norm parameter grad");
   }
+  set_num_threads(previous);
 }
 
 TEST_CASE("lstm cell ops with norms inside: gradient check of every input, gains and biases included") {
@@ -255,6 +258,19 @@ TEST_CASE("lstm cell ops with norms inside: gradient check of every input, gains
         all);
     CHECK_MESSAGE(r.ok, r.report);
   }
+  // One Var in two slots (lstm_gates' two terms; lstm_hidden's c and h_prev):
+  // the fresh slot is written before the other adds.
+  Generator twice_gen(13);
+  const RowNorm nh = test::cell_norm(test::kCellNorms[2], 16, twice_gen);
+  const RowNorm nc = test::cell_norm(test::kCellNorms[0], 4, twice_gen);
+  GradCheckResult twice = gradcheck(
+      [&](const std::vector<Var>& v) {
+        Var gates = lstm_gates(v[0], v[0], nh);
+        return lstm_hidden(gates, v[1], v[1], mask, nc);
+      },
+      {in[0], in[2]});
+  CHECK_MESSAGE(twice.ok, twice.report);
+
   NoGradGuard no_grad;
   Generator gen(1);
   RowNorm wrong = test::cell_norm(test::kCellNorms[0], 4, gen);  // [H] where the gates need [4H]
@@ -455,7 +471,8 @@ TEST_CASE("MLP attention: padded positions get exactly zero weight and gradient;
 }
 
 TEST_CASE("bahdanau_weights: gradient check of every input, the state norm's gain and bias included") {
-  Tensor mask = Tensor::from(Shape{4, 3}, {1, 1, 1, 1, 0, 1, 1, 0, 0, 0, 0, 1});  // lengths 3, 1, 2 (one gap)
+  // [S = 4, B = 3]: item 0 real at j = 0..2, item 1 at j = 0 only, item 2 at j = 0, 1 and 3 (a gap)
+  Tensor mask = Tensor::from(Shape{4, 3}, {1, 1, 1, 1, 0, 1, 1, 0, 0, 0, 0, 1});
   for (const test::CellNormCase& c : test::kCellNorms) {
     INFO(c.name);
     Generator gen(11);
