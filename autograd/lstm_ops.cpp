@@ -224,7 +224,8 @@ Var lstm_gates(const Var& x_term, const Var& h_term, const RowNorm& norm_h) {
 
   std::vector<Var> inputs{x_term, h_term};
   const auto [gain_at, bias_at] = add_norm_inputs(norm_h, inputs);
-  return tape().record("lstm_gates", std::move(gates), inputs, [stats, norm, batch, width, gain_at, bias_at](Node& n) {
+  return tape().record("lstm_gates", std::move(gates), inputs,
+                       [stats, norm, batch, width, gain_at, bias_at](Node& n) {
     bool fresh_x = false, fresh_z = false;
     Tensor* dx_t = n.input_grad(0, fresh_x);
     Tensor* dz_t = n.input_grad(1, fresh_z);

@@ -103,7 +103,10 @@ Var gru_update(const Var& x_gates, const Var& h_gates, const Var& x_cand, const 
       const int64_t k = b * hidden;
       const float *hr = hg + b * 2 * hidden, *hcr = hc + k;
       if (ng.normalizes()) ng.forward(hr, normed.data(), stats + 4 * b), hr = normed.data();
-      if (nc.normalizes()) nc.forward(hcr, normed.data() + 2 * hidden, stats + 4 * b + 2), hcr = normed.data() + 2 * hidden;
+      if (nc.normalizes()) {
+        float* cand_row = normed.data() + 2 * hidden;
+        nc.forward(hcr, cand_row, stats + 4 * b + 2), hcr = cand_row;
+      }
       const float *xr = xg + b * 2 * hidden, *xu = xr + hidden, *hu = hr + hidden, *xcr = xc + k;
 #pragma omp simd
       for (int64_t j = 0; j < hidden; ++j) {

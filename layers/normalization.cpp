@@ -78,7 +78,9 @@ Var LayerNorm::normalize(const Var& x) {
 }
 
 std::optional<RowNorm> LayerNorm::row_norm() const {
-  if (typeid(*this) != typeid(LayerNorm) || impl_ != NormImpl::Fused || layout_ != NormLayout::Features || offset.defined()) return std::nullopt;
+  if (typeid(*this) != typeid(LayerNorm) || impl_ != NormImpl::Fused || layout_ != NormLayout::Features ||
+      offset.defined())
+    return std::nullopt;
   RowNorm norm{RowNormKind::Layer, gain, bias};
   norm.config.eps = eps_;
   return norm;
@@ -103,7 +105,9 @@ Var RMSNorm::normalize(const Var& x) {
 }
 
 std::optional<RowNorm> RMSNorm::row_norm() const {
-  if (typeid(*this) != typeid(RMSNorm) || impl_ != NormImpl::Fused || layout_ != NormLayout::Features || offset.defined()) return std::nullopt;
+  if (typeid(*this) != typeid(RMSNorm) || impl_ != NormImpl::Fused || layout_ != NormLayout::Features ||
+      offset.defined())
+    return std::nullopt;
   RowNorm norm{RowNormKind::Rms, gain, bias, config_};
   if (p_ < 1.0f) norm.config.k = partial_units(gain.dim(0), p_);
   return norm;
