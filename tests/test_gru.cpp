@@ -86,28 +86,15 @@ TEST_CASE("gru_update with its recurrent norms inside equals the norms' own ops,
     INFO(gates_case.name << " / " << cand_case.name);
     Generator gen(7);
     const RowNorm gates = cell_norm(gates_case, 2 * hidden, gen), cand = cell_norm(cand_case, hidden, gen);
-    std::vector<Var> a, b;
-    for (const Tensor& t : in) a.emplace_back(t.clone(), true), b.emplace_back(t.clone(), true);
-    Var ya = gru_update(a[0], a[1], a[2], a[3], a[4], mask, gates, cand);
-    Tensor seed = normal(ya.shape(), 0.0f, 1.0f, gen);
-    tape().backward(ya, seed);
-    tape().clear();
-    std::vector<Tensor> fused_param_grads;
-    for (const RowNorm* norm : {&gates, &cand})
-      for (Var& leaf : norm_leaves(*norm)) fused_param_grads.push_back(leaf.grad().clone()), leaf.zero_grad();
-    Var yb = gru_update(b[0], apply_norm(gates, b[1]), b[2], apply_norm(cand, b[3]), b[4], mask);
-    tape().backward(yb, seed);
-    tape().clear();
-    // The same float operations on every row, in the same order: equal bits.
-    test::all_close(ya.value(), yb.value(), 0.0f, 0.0f, "output");
-    for (int i = 0; i < 5; ++i) test::all_close(a[i].grad(), b[i].grad(), 0.0f, 0.0f, "grad " + std::to_string(i));
-    // The gains' and biases' sums over the 9 rows are cut into other chunks
-    // by the two kernels: the same terms, added in another order. Each term is
-    // O(1) and there are 9, so a few float ulps of the sum's magnitude.
-    size_t i = 0;
-    for (const RowNorm* norm : {&gates, &cand})
-      for (Var& leaf : norm_leaves(*norm))
-        test::all_close(fused_param_grads[i++], leaf.grad(), 1e-5f, 1e-5f, "norm parameter grad");
+    check_fused_equals_separate(
+        in, gates, cand,
+        [&](const std::vector<Var>& v, const RowNorm& g, const RowNorm& c) {
+          return gru_update(v[0], v[1], v[2], v[3], v[4], mask, g, c);
+        },
+        [&](const std::vector<Var>& v, const RowNorm& g, const RowNorm& c) {
+          return gru_update(v[0], apply_norm(g, v[1]), v[2], apply_norm(c, v[3]), v[4], mask);
+        },
+        gen);
   }
   set_num_threads(previous);
 }
@@ -121,21 +108,13 @@ TEST_CASE("gru_update with its recurrent norms: gradient check of every input, g
     INFO(c.name);
     Generator gen(9);
     RowNorm gates = cell_norm(c, 2 * hidden, gen), cand = cell_norm(c, hidden, gen);
-    std::vector<Tensor> all = in;
-    for (const RowNorm* norm : {&gates, &cand})
-      for (const Var& leaf : norm_leaves(*norm)) all.push_back(leaf.value());
     GradCheckResult r = gradcheck(
         [&](const std::vector<Var>& v) {
           size_t next = 5;
-          auto bind = [&](RowNorm norm) {
-            if (norm.gain.defined()) norm.gain = v[next++];
-            if (norm.bias.defined()) norm.bias = v[next++];
-            return norm;
-          };
-          const RowNorm g = bind(gates), k = bind(cand);
+          const RowNorm g = bind_leaves(gates, v, next), k = bind_leaves(cand, v, next);
           return gru_update(v[0], v[1], v[2], v[3], v[4], mask, g, k);
         },
-        all);
+        with_leaf_values(in, {&gates, &cand}));
     CHECK_MESSAGE(r.ok, r.report);
   }
   // One Var in two slots (h_cand is h_prev): the fresh slot is written before the other adds.

@@ -6,7 +6,7 @@
 // every gradient; incremental decoding against forward(); gradient checks with
 // padding and causal masks; sinusoidal positions, dropout and bad input.
 //
-// Tolerance against the references, 1e-5 + 1e-4·|b| (as test_lstm_attention):
+// Tolerance against the references, 1e-5 + 1e-4·|b| (as tests/layer_references.h):
 // the reference is float64, so the whole difference is our float32 rounding.
 // A layer is two or three sublayers of small GEMMs (K ≤ 16), a softmax over ≤ 5
 // keys and norms over 8 (or 4) units, with values and gradients of order 1;

@@ -1,4 +1,4 @@
-"""Reference values for the LSTM and the attention layers (tests/test_lstm_attention.cpp).
+"""Reference values for the LSTM and the attention layers (tests/test_lstm.cpp, tests/test_attention.cpp).
 
 Run with Debian's python3-torch:  /usr/bin/python3 tests/reference/make_lstm_attention_refs.py
 Writes tests/reference/lstm_attention.json. Every case stores the inputs, the
