@@ -400,7 +400,7 @@ Var bahdanau_weights(const Var& projected, const Var& state_term, const RowNorm&
   Tensor mask_copy = mask;
   return tape().record(
       "bahdanau_weights", std::move(alpha), inputs,
-      [tanh_terms, stats, norm, mask_copy, src, batch, width, gain_at, bias_at](Node& n) {
+      [tanh_terms, stats, forward_norm = norm, mask_copy, src, batch, width, gain_at, bias_at](Node& n) {
         bool fresh_p = false, fresh_z = false;
         Tensor* dp_t = n.input_grad(0, fresh_p);
         Tensor* dz_t = n.input_grad(1, fresh_z);
@@ -414,8 +414,10 @@ Var bahdanau_weights(const Var& projected, const Var& state_term, const RowNorm&
         const float* const m = mask_copy.defined() ? mask_copy.data() : nullptr;
         const int64_t grain = std::max<int64_t>(1, kGrainHeavy / std::max<int64_t>(src * width, 1));
         const int64_t chunks = chunk_count(batch, grain);
-        row_norms::ParameterSums dv(n, 2, width, chunks), dbias(n, 3, 1, chunks);
-        row_norms::ParameterSums dgain(n, gain_at, width, chunks), dnorm_bias(n, bias_at, width, chunks);
+        fused_rows::PartialSums dv(n.input_grad(2), width, chunks), dbias(n.input_grad(3), 1, chunks);
+        fused_rows::PartialSums dgain(row_norms::parameter_grad(n, gain_at), width, chunks);
+        fused_rows::PartialSums dnorm_bias(row_norms::parameter_grad(n, bias_at), width, chunks);
+        const row_norms::RowKernel norm = forward_norm.with_parameters(n, gain_at, bias_at);
         parallel_for_chunks(batch, grain, [&](int64_t chunk, int64_t lo, int64_t hi) {
           std::vector<float> dq(width);
           float *dv_part = dv.at(chunk), *db_part = dbias.at(chunk);
@@ -437,7 +439,7 @@ Var bahdanau_weights(const Var& projected, const Var& state_term, const RowNorm&
               // writes, and whether dP is fresh, are compile-time choices.
               // (with_outputs dispatches any three flags to compile-time ones: here
               // whether dP and dv are written, and whether dP is fresh.)
-              row_norms::with_outputs(o, dv_part, fresh_p, [&](auto has_dp, auto has_dv, auto fresh) {
+              fused_rows::with_outputs(o, dv_part, fresh_p, [&](auto has_dp, auto has_dv, auto fresh) {
 #pragma omp simd
                 for (int64_t i = 0; i < width; ++i) {
                   const float pre = de * v[i] * (1.0f - tj[i] * tj[i]);
@@ -452,16 +454,12 @@ Var bahdanau_weights(const Var& projected, const Var& state_term, const RowNorm&
             if (norm.normalizes()) {
               norm.backward(fresh_z, z + row, dq.data(), stats->data() + 2 * b, dz ? dz + row : nullptr,
                             dgain.at(chunk), dnorm_bias.at(chunk));
-            } else if (dz) {
-              if (fresh_z)
-                std::copy_n(dq.data(), width, dz + row);
-              else
-#pragma omp simd
-                for (int64_t i = 0; i < width; ++i) dz[row + i] += dq[i];
+            } else {
+              fused_rows::put_row(dz ? dz + row : nullptr, fresh_z, dq.data(), width);
             }
           }
         });
-        for (row_norms::ParameterSums* sums : {&dv, &dbias, &dgain, &dnorm_bias}) sums->add_into_gradient();
+        for (fused_rows::PartialSums* sums : {&dv, &dbias, &dgain, &dnorm_bias}) sums->add_into_gradient();
       });
 }
 

@@ -53,6 +53,7 @@ namespace rg {
 
 namespace {
 
+using namespace fused_rows;
 using namespace row_norms;
 
 // dst = value into a fresh buffer (see Node::input_grad), else dst += value;
@@ -225,7 +226,7 @@ Var lstm_gates(const Var& x_term, const Var& h_term, const RowNorm& norm_h) {
   std::vector<Var> inputs{x_term, h_term};
   const auto [gain_at, bias_at] = add_norm_inputs(norm_h, inputs);
   return tape().record("lstm_gates", std::move(gates), inputs,
-                       [stats, norm, batch, width, gain_at, bias_at](Node& n) {
+                       [stats, forward_norm = norm, batch, width, gain_at, bias_at](Node& n) {
     bool fresh_x = false, fresh_z = false;
     Tensor* dx_t = n.input_grad(0, fresh_x);
     Tensor* dz_t = n.input_grad(1, fresh_z);
@@ -234,30 +235,18 @@ Var lstm_gates(const Var& x_term, const Var& h_term, const RowNorm& norm_h) {
     const float* const z = n.inputs[1]->value.data();
     const float* const d = n.grad.data();
     const int64_t grain = row_grain(width), chunks = chunk_count(batch, grain);
-    ParameterSums dgain(n, gain_at, width, chunks), dbias(n, bias_at, width, chunks);
+    PartialSums dgain(parameter_grad(n, gain_at), width, chunks), dbias(parameter_grad(n, bias_at), width, chunks);
+    const RowKernel norm = forward_norm.with_parameters(n, gain_at, bias_at);
     parallel_for_chunks(batch, grain, [&](int64_t chunk, int64_t lo, int64_t hi) {
       for (int64_t b = lo; b < hi; ++b) {
         const float* db = d + b * width;
         // In input order: if both terms are one Var, its first slot was the fresh one.
-        if (dx) {
-          float* o = dx + b * width;
-          if (fresh_x)
-            std::copy_n(db, width, o);
-          else
-#pragma omp simd
-            for (int64_t j = 0; j < width; ++j) o[j] += db[j];
-        }
-        if (norm.normalizes()) {
+        put_row(dx ? dx + b * width : nullptr, fresh_x, db, width);
+        if (norm.normalizes())
           norm.backward(fresh_z, z + b * width, db, stats->data() + 2 * b, dz ? dz + b * width : nullptr,
                         dgain.at(chunk), dbias.at(chunk));
-        } else if (dz) {
-          float* o = dz + b * width;
-          if (fresh_z)
-            std::copy_n(db, width, o);
-          else
-#pragma omp simd
-            for (int64_t j = 0; j < width; ++j) o[j] += db[j];
-        }
+        else
+          put_row(dz ? dz + b * width : nullptr, fresh_z, db, width);
       }
     });
     dgain.add_into_gradient();
@@ -305,7 +294,7 @@ Var lstm_hidden(const Var& gates, const Var& c, const Var& h_prev, const Tensor&
   Tensor mask_copy = mask;
   return tape().record(
       "lstm_hidden", std::move(h), inputs,
-      [saved_o, saved_t, stats, norm, mask_copy, batch, hidden, gain_at, bias_at](Node& n) {
+      [saved_o, saved_t, stats, forward_norm = norm, mask_copy, batch, hidden, gain_at, bias_at](Node& n) {
         bool fresh[3];
         Tensor* grads[3];
         for (size_t i = 0; i < 3; ++i) grads[i] = n.input_grad(i, fresh[i]);
@@ -318,7 +307,8 @@ Var lstm_hidden(const Var& gates, const Var& c, const Var& h_prev, const Tensor&
         const float* const st = saved_t.data();
         const float* const m = mask_copy.defined() ? mask_copy.data() : nullptr;
         const int64_t grain = row_grain(hidden), chunks = chunk_count(batch, grain);
-        ParameterSums dgain(n, gain_at, hidden, chunks), dbias(n, bias_at, hidden, chunks);
+        PartialSums dgain(parameter_grad(n, gain_at), hidden, chunks), dbias(parameter_grad(n, bias_at), hidden, chunks);
+        const RowKernel norm = forward_norm.with_parameters(n, gain_at, bias_at);
         parallel_for_chunks(batch, grain, [&](int64_t chunk, int64_t lo, int64_t hi) {
           std::vector<float> dcn(norm.normalizes() ? hidden : 0);  // one row of dL/dnorm_c(c)
           for (int64_t b = lo; b < hi; ++b) {

@@ -58,6 +58,7 @@ namespace rg {
 
 namespace {
 
+using namespace fused_rows;
 using namespace row_norms;
 
 // Rows of length n; gain index of row r is r % channels in channel layout.

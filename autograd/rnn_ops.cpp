@@ -43,6 +43,7 @@ namespace rg {
 
 namespace {
 
+using namespace fused_rows;
 using namespace row_norms;
 
 struct GruSaved {
@@ -52,18 +53,6 @@ struct GruSaved {
 
 // Rows per parallel chunk: about 2048 units of work each.
 int64_t row_grain(int64_t hidden) { return std::max<int64_t>(1, 2048 / std::max<int64_t>(hidden, 1)); }
-
-// dst[0, n) += src, or = src when the buffer is fresh (see Node::input_grad):
-// every element is written exactly once per backward. Skipped without dst.
-inline void put_row(float* dst, bool fresh, const float* src, int64_t n) {
-  if (!dst) return;
-  if (fresh) {
-    std::copy_n(src, n, dst);
-    return;
-  }
-#pragma omp simd
-  for (int64_t j = 0; j < n; ++j) dst[j] += src[j];
-}
 
 }  // namespace
 
@@ -125,7 +114,8 @@ Var gru_update(const Var& x_gates, const Var& h_gates, const Var& x_cand, const 
   Tensor mask_copy = mask;
   return tape().record(
       "gru_update", std::move(h), inputs,
-      [saved, mask_copy, batch, hidden, ng, nc, gates_gain, gates_bias, cand_gain, cand_bias](Node& n) {
+      [saved, mask_copy, batch, hidden, gates_norm = ng, cand_norm = nc, gates_gain, gates_bias, cand_gain,
+       cand_bias](Node& n) {
         bool assign[5];
         Tensor* grads[5];
         for (size_t i = 0; i < 5; ++i) grads[i] = n.input_grad(i, assign[i]);
@@ -140,8 +130,11 @@ Var gru_update(const Var& x_gates, const Var& h_gates, const Var& x_cand, const 
         const float* m = mask_copy.defined() ? mask_copy.data() : nullptr;
         // The norms' parameter gradients, summed per chunk of rows.
         const int64_t grain = row_grain(hidden), chunks = chunk_count(batch, grain);
-        ParameterSums dgg(n, gates_gain, 2 * hidden, chunks), dbg(n, gates_bias, 2 * hidden, chunks);
-        ParameterSums dgc(n, cand_gain, hidden, chunks), dbc(n, cand_bias, hidden, chunks);
+        PartialSums dgg(parameter_grad(n, gates_gain), 2 * hidden, chunks);
+        PartialSums dbg(parameter_grad(n, gates_bias), 2 * hidden, chunks);
+        PartialSums dgc(parameter_grad(n, cand_gain), hidden, chunks), dbc(parameter_grad(n, cand_bias), hidden, chunks);
+        const RowKernel ng = gates_norm.with_parameters(n, gates_gain, gates_bias);
+        const RowKernel nc = cand_norm.with_parameters(n, cand_gain, cand_bias);
         parallel_for_chunks(batch, grain, [&](int64_t chunk, int64_t lo, int64_t hi) {
           // One row's five gradient terms, computed in one vectorised pass
           // and then added to whichever inputs need them.
@@ -182,7 +175,7 @@ Var gru_update(const Var& x_gates, const Var& h_gates, const Var& x_cand, const 
             put_row(dhp ? dhp + k : nullptr, assign[4], dhp_row, hidden);
           }
         });
-        for (ParameterSums* sums : {&dgg, &dbg, &dgc, &dbc}) sums->add_into_gradient();
+        for (PartialSums* sums : {&dgg, &dbg, &dgc, &dbc}) sums->add_into_gradient();
       });
 }
 

@@ -10,67 +10,22 @@
 //   stats = *_row_stats(a)          one (RMS) or two (LayerNorm) reductions
 //   *_row_forward(a, stats, y)      y = a / D · g (+ b), or (a − μ) r · g + b
 // Backward adds the row's terms to the gain and bias sums dg and db (either
-// may be null) and writes dx (Assign) or adds into it (either way, dx may be
-// null).
-//
-// Parameter gradients are sums over rows. The rows are cut into chunks (as
-// many as threads, at most one per grain of rows: core/parallel.h's
-// chunk_count), each chunk sums its own rows into its own zeroed partial, and
-// the partials are added in chunk order (rows_with_partials, ParameterSums):
-// no two threads write one float, and a thread count always gives the same
-// sums.
+// may be null: a chunk of rows' partial sums, fused_rows.h) and writes dx
+// (Assign) or adds into it (either way, dx may be null).
 #include <cmath>
 #include <cstdint>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "rmsgrad/autograd/fused_rows.h"
 #include "rmsgrad/autograd/norm_ops.h"
 #include "rmsgrad/autograd/var.h"
 #include "rmsgrad/core/error.h"
-#include "rmsgrad/core/parallel.h"
 #include "rmsgrad/core/reduce_row.h"
-#include "rmsgrad/core/tensor.h"
 
 namespace rg::row_norms {
 
-// Calls body(has_dx, has_dg, has_db), each a std::bool_constant saying whether
-// a backward writes that output, so that its element loop carries no test per
-// element: a loop with `if (dg)` inside does not vectorize.
-template <class Body>
-void with_outputs(bool dx, bool dg, bool db, Body&& body) {
-  const auto on_db = [&](auto has_dx, auto has_dg) {
-    db ? body(has_dx, has_dg, std::true_type{}) : body(has_dx, has_dg, std::false_type{});
-  };
-  const auto on_dg = [&](auto has_dx) { dg ? on_db(has_dx, std::true_type{}) : on_db(has_dx, std::false_type{}); };
-  dx ? on_dg(std::true_type{}) : on_dg(std::false_type{});
-}
-
-// Adds each chunk's partial sums into the parameter gradient.
-inline void reduce_partials(Tensor* grad, const std::vector<float>& partials, int64_t chunks, int64_t len) {
-  if (!grad) return;
-  float* d = grad->data();
-  for (int64_t c = 0; c < chunks; ++c) {
-    const float* p = partials.data() + c * len;
-#pragma omp simd
-    for (int64_t i = 0; i < len; ++i) d[i] += p[i];
-  }
-}
-
-// The walk every backward with parameters makes: body(lo, hi, dg, db) for
-// the rows of each parallel chunk, dg and db that chunk's own zeroed partial
-// sums of `len` (null where dgain or dbias is not wanted), added into dgain
-// and dbias at the end in chunk order.
-template <class Body>
-void rows_with_partials(int64_t rows, int64_t grain, int64_t len, Tensor* dgain, Tensor* dbias, Body&& body) {
-  const int64_t chunks = chunk_count(rows, grain);
-  std::vector<float> dg_part(dgain ? chunks * len : 0, 0.0f), db_part(dbias ? chunks * len : 0, 0.0f);
-  parallel_for_chunks(rows, grain, [&](int64_t chunk, int64_t lo, int64_t hi) {
-    body(lo, hi, dgain ? dg_part.data() + chunk * len : nullptr, dbias ? db_part.data() + chunk * len : nullptr);
-  });
-  reduce_partials(dgain, dg_part, chunks, len);
-  reduce_partials(dbias, db_part, chunks, len);
-}
+using fused_rows::with_outputs;
 
 // ---------------------------------------------------------------- RMSNorm
 
@@ -200,6 +155,14 @@ struct RowKernel {
     b = norm.bias.defined() ? norm.bias.value().data() : nullptr;
   }
   bool normalizes() const { return kind != RowNormKind::None; }
+  // The same norm reading its gain and bias from an op's inputs (add_norm_inputs
+  // says where), as a backward should: their values as they are then.
+  RowKernel with_parameters(const Node& node, size_t gain_at, size_t bias_at) const {
+    RowKernel bound = *this;
+    if (gain_at) bound.g = node.inputs[gain_at]->value.data();
+    if (bias_at) bound.b = node.inputs[bias_at]->value.data();
+    return bound;
+  }
 
   // y = norm(a), its statistics into stats[0..1]. Only for a normalizing kind.
   void forward(const float* a, float* y, float* stats) const {
@@ -254,6 +217,7 @@ inline void check_row_norm(const char* op, const char* what, const RowNorm& norm
 
 // Appends a norm's parameters to an op's inputs; returns where its gain and
 // bias sit among them (0: none, as input 0 is never a norm's parameter).
+// In backward, parameter_grad(node, at) is that parameter's gradient, or null.
 inline std::pair<size_t, size_t> add_norm_inputs(const RowNorm& norm, std::vector<Var>& inputs) {
   if (norm.kind == RowNormKind::None) return {0, 0};
   inputs.push_back(norm.gain);
@@ -261,22 +225,6 @@ inline std::pair<size_t, size_t> add_norm_inputs(const RowNorm& norm, std::vecto
   inputs.push_back(norm.bias);
   return {inputs.size() - 2, inputs.size() - 1};
 }
-
-// A norm parameter's gradient in an op's backward, as per-chunk partial sums
-// (see the top): input 0 stands for "no such parameter".
-class ParameterSums {
- public:
-  ParameterSums(Node& node, size_t input, int64_t len, int64_t chunks)
-      : grad_(input ? node.input_grad(input) : nullptr), len_(len), chunks_(chunks),
-        partials_(grad_ ? static_cast<size_t>(chunks * len) : 0, 0.0f) {}
-  // The chunk's own partial, or null when the parameter needs no gradient.
-  float* at(int64_t chunk) { return grad_ ? partials_.data() + chunk * len_ : nullptr; }
-  void add_into_gradient() { reduce_partials(grad_, partials_, chunks_, len_); }
-
- private:
-  Tensor* grad_;
-  int64_t len_, chunks_;
-  std::vector<float> partials_;
-};
+inline Tensor* parameter_grad(Node& node, size_t at) { return at ? node.input_grad(at) : nullptr; }
 
 }  // namespace rg::row_norms
