@@ -25,8 +25,6 @@
 
 namespace rg::row_norms {
 
-using fused_rows::with_outputs;
-
 // ---------------------------------------------------------------- RMSNorm
 
 struct RmsStats {
@@ -73,7 +71,7 @@ void rms_row_backward(const float* a, const float* g, const float* d, int64_t n,
   // that meet at an unaligned k, each with a scalar remainder.
   const auto full_width = [&](auto whole_row) {
     constexpr bool second_term = decltype(whole_row)::value;
-    with_outputs(dx, dg, db, [&](auto has_dx, auto has_dg, auto has_db) {
+    fused_rows::with_outputs(dx, dg, db, [&](auto has_dx, auto has_dg, auto has_db) {
 #pragma omp simd
       for (int64_t i = 0; i < n; ++i) {
         if constexpr (decltype(has_dx)::value) {
@@ -123,7 +121,7 @@ void layer_row_backward(const float* a, const float* g, const float* d, int64_t 
     h_mean = dot(g, d, n) * inv_n;  // mean of h and of h â, h = g δ
     hah_mean = lane_sum(n, [a, d, g, mu](int64_t i) { return g[i] * d[i] * (a[i] - mu); }) * inv_std * inv_n;
   }
-  with_outputs(dx, dg, db, [&](auto has_dx, auto has_dg, auto has_db) {
+  fused_rows::with_outputs(dx, dg, db, [&](auto has_dx, auto has_dg, auto has_db) {
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) {
       const float a_hat = (a[i] - mu) * inv_std;
