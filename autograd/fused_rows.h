@@ -22,9 +22,10 @@ namespace rg::fused_rows {
 
 // Calls body(has_dx, has_dg, has_db), each a std::bool_constant saying whether
 // a backward writes that output, so that its element loop carries no test per
-// element: a loop with `if (dg)` inside does not vectorize.
+// element: a loop with `if (dg)` inside does not vectorize. Always inlined,
+// so that the loop's scalars stay in registers of the caller's row loop.
 template <class Body>
-void with_outputs(bool dx, bool dg, bool db, Body&& body) {
+[[gnu::always_inline]] inline void with_outputs(bool dx, bool dg, bool db, Body&& body) {
   const auto on_db = [&](auto has_dx, auto has_dg) {
     db ? body(has_dx, has_dg, std::true_type{}) : body(has_dx, has_dg, std::false_type{});
   };

@@ -75,8 +75,9 @@ void rms_row_backward(const float* a, const float* g, const float* d, int64_t n,
 #pragma omp simd
       for (int64_t i = 0; i < n; ++i) {
         if constexpr (decltype(has_dx)::value) {
-          dx[i] = (Assign ? 0.0f : dx[i]) + inv_d * g[i] * d[i];
-          if constexpr (second_term) dx[i] -= t * a[i];
+          float v = (Assign ? 0.0f : dx[i]) + inv_d * g[i] * d[i];  // in a register, stored once
+          if constexpr (second_term) v -= t * a[i];
+          dx[i] = v;
         }
         if constexpr (decltype(has_dg)::value) dg[i] += d[i] * a[i] * inv_d;
         if constexpr (decltype(has_db)::value) db[i] += d[i];
