@@ -305,8 +305,26 @@ TEST_CASE("--above over seeds: how many reached the target, the steps and time t
                    "      -67 (-210 to +77) |") != std::string::npos);
   // No normalization reached it with seed 3 only: no spread, and one pair.
   CHECK(table.find("| none      |     3 |                  1 of 3 |                     300 |                    300 |"
-                   "                     +0 |") != std::string::npos);
+                   "                      0 |") != std::string::npos);
   CHECK(legend.find("`reached valid bleu > 30` counts the seeds") != std::string::npos);
+
+  // With paired timing (LayerNorm 1 s a step; RMSNorm 0.9 of it, interval 0.8 to 1.0) the step time's
+  // uncertainty joins the seeds': RMSNorm's seconds 90, 90, 180 at the median ratio, and each interval
+  // the union of the seeds' intervals at 0.8 and at 1.0. To the target: 120, at 0.8 from −8.1 to 221.4,
+  // at 1.0 from −10.1 to 276.8. Against LayerNorm: −80, at 0.8 from −253.0 to +66.4, at 1.0 from −210.1
+  // to +76.8. The ms column is LayerNorm's step × the same ratio as the speedup's.
+  const std::string lines = tmp.write(
+      "paired.jsonl",
+      R"({"model": "rnnsearch", "impl": "fused", "norm": "layernorm", "threads": 1, "pairs": 20, "ms_per_step": 1000.0, "ratio_vs_layernorm": 1.0, "ci95_low": 1.0, "ci95_high": 1.0})"
+      "\n"
+      R"({"model": "rnnsearch", "impl": "fused", "norm": "rmsnorm", "threads": 1, "pairs": 20, "ms_per_step": 870.0, "ratio_vs_layernorm": 0.9, "ci95_low": 0.8, "ci95_high": 1.0})"
+      "\n");
+  const PairedTimes paired = read_paired_timing(lines);
+  options.paired = &paired;
+  const std::string timed = results_table(find_run_dirs({tmp.path.string()}), options);
+  CAPTURE(timed);
+  CHECK(timed.find("|       120 (-10 to 277) |      -80 (-253 to +77) |") != std::string::npos);
+  CHECK(timed.find("|                       900.0 |    10.0% (0.0 to 20.0) |") != std::string::npos);
 
   // The same norm and seed twice (a run copied, or two folders given) is an error, not a silent pick.
   fs::copy(tmp.path / "rmsnorm-seed2", tmp.path / "rmsnorm-seed2-again");

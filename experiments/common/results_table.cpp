@@ -177,6 +177,21 @@ std::string reference_name(const TableOptions& options) {
   return options.reference == "layernorm" ? "LayerNorm" : options.label_key + " " + options.reference;
 }
 
+// Where in a paired ratio's 95% interval a step time is taken.
+enum class RatioAt { Median, Low, High };
+
+// A norm's fused step in seconds from paired timing, on the one definition of
+// speedup the tables use: LayerNorm's median step × the median over rounds of
+// the norm's step ÷ LayerNorm's (so speedup = 1 − that ratio), or × either end
+// of the ratio's 95% interval. NaN without LayerNorm's row or the norm's.
+double paired_step_seconds(const PairedTimes& paired, const std::string& label, RatioAt at) {
+  const PairedRow* reference = paired.find("fused", "layernorm");
+  const PairedRow* fused = paired.find("fused", label);
+  if (reference == nullptr || fused == nullptr) return kMissing;
+  const double ratio = at == RatioAt::Low ? fused->low : at == RatioAt::High ? fused->high : fused->ratio;
+  return reference->ms_per_step / 1000.0 * (std::isnan(ratio) ? fused->ratio : ratio);
+}
+
 // The time columns of one row: from paired timing when given, else the
 // run's (or the runs' mean) seconds and the speedup against the reference row's (LayerNorm's).
 void add_time_cells(std::vector<std::string>& row, const std::string& label, double seconds, double reference,
@@ -184,7 +199,8 @@ void add_time_cells(std::vector<std::string>& row, const std::string& label, dou
   if (const PairedTimes* paired = options.paired) {
     const PairedRow* fused = paired->find("fused", label);
     const PairedRow* composed = paired->find("composed", label);
-    row.push_back(fused ? fmt::format("{:.1f}", fused->ms_per_step) : "–");
+    const double step = paired_step_seconds(*paired, label, RatioAt::Median);
+    row.push_back(std::isnan(step) ? "–" : fmt::format("{:.1f}", 1000.0 * step));
     row.push_back(fused ? speedup_with_interval(*fused) : "–");
     row.push_back(composed ? speedup_with_interval(*composed) : "–");
     return;
@@ -211,13 +227,19 @@ std::string target_text(const TableOptions& options) {
                      options.higher_is_better ? ">" : "<", options.target);
 }
 
+// A difference in whole seconds with its sign: "+12", "-3", and "0" rather than "-0".
+std::string whole_seconds(double v) {
+  const double rounded = std::round(v);
+  return rounded == 0.0 ? "0" : fmt::format("{:+.0f}", rounded);
+}
+
 // The training time to a run's target step: those steps × the fused step's
-// paired time when paired timing is given, else the run's own clock.
-double seconds_to_target(const RunSummary& r, const TableOptions& options) {
+// paired time when paired timing is given (at the ratio's median or either
+// end of its interval), else the run's own clock.
+double seconds_to_target(const RunSummary& r, const TableOptions& options, RatioAt at = RatioAt::Median) {
   if (r.target_step < 0) return kMissing;
   if (options.paired == nullptr) return r.target_seconds;
-  const PairedRow* fused = options.paired->find("fused", r.label);
-  return fused ? static_cast<double>(r.target_step) * fused->ms_per_step / 1000.0 : kMissing;
+  return static_cast<double>(r.target_step) * paired_step_seconds(*options.paired, r.label, at);
 }
 
 void add_target_cells(std::vector<std::string>& row, const RunSummary& r, const TableOptions& options) {
@@ -245,7 +267,10 @@ std::string legend_text(const TableOptions& options, bool several_seeds) {
                         quality, reference_name(options), reference_name(options))
           : fmt::format("Columns: {} is the value at each run's last evaluation.", quality);
   if (!std::isnan(options.target)) {
-    const std::string clock = options.paired != nullptr ? " (those steps × the fused step's paired time)"
+    const std::string clock = options.paired != nullptr ? " (those steps × the fused step's paired time; the "
+                                                          "intervals hold both the seeds' spread and the step "
+                                                          "time's: the union of the seeds' 95% intervals at either "
+                                                          "end of the step ratio's)"
                                                         : " (the run's own clock, evaluation excluded)";
     out += several_seeds
                ? fmt::format(" `reached {0}` counts the seeds whose validation passed it by their last evaluation; "
@@ -261,9 +286,10 @@ std::string legend_text(const TableOptions& options, bool several_seeds) {
                              clock);
   }
   if (options.paired != nullptr)
-    out += fmt::format("\nThe time columns: `ms per step` is one training step with our fused kernels; `speedup` is "
-                       "(T_{0} − T) / T_{0} for the step, fused or composed from ops, timed against {0}'s in pairs "
-                       "in one process, with its 95% interval.",
+    out += fmt::format("\nThe time columns: `speedup` is 1 − the median over interleaved rounds in one process of "
+                       "the step's time ÷ {0}'s (T_{0} − T) / T_{0} as the paper defines it, fused or composed from "
+                       "ops, with its 95% interval; `ms per step` is {0}'s median fused step × that same ratio, so "
+                       "that every time column says the same.",
                        reference_name(options));
   else
     out += fmt::format("\nThe time columns: `{}` is the median of the run's logged intervals{}; `speedup vs {}` is "
@@ -329,10 +355,10 @@ std::string seeds_table(const std::vector<std::vector<RunSummary>>& groups, cons
     return per_seed(g, [m](const RunSummary& r) { return r.metric[m]; });
   };
   // The steps or seconds to the target, NaN where a seed did not reach it.
-  auto to_target = [&](const std::vector<RunSummary>& g, bool seconds) {
+  auto to_target = [&](const std::vector<RunSummary>& g, bool seconds, RatioAt at = RatioAt::Median) {
     return per_seed(g, [&](const RunSummary& r) {
       if (r.target_step < 0) return kMissing;
-      return seconds ? seconds_to_target(r, options) : static_cast<double>(r.target_step);
+      return seconds ? seconds_to_target(r, options, at) : static_cast<double>(r.target_step);
     });
   };
 
@@ -371,17 +397,31 @@ std::string seeds_table(const std::vector<std::vector<RunSummary>>& groups, cons
       row.push_back(fmt::format("{} of {}", st.n, g.size()));
       row.push_back(st.n == 0 ? "–" : std::isnan(st.sd) ? cell(st.mean, 0)
                                                         : fmt::format("{:.0f} ± {:.0f}", st.mean, st.sd));
-      const double half = sec.n > 1 ? student_t_975(sec.n - 1) * sec.sd / std::sqrt(static_cast<double>(sec.n))
-                                    : kMissing;
-      row.push_back(sec.n == 0 ? "–" : std::isnan(half) ? cell(sec.mean, 0)
-                                                        : fmt::format("{:.0f} ({:.0f} to {:.0f})", sec.mean,
-                                                                      sec.mean - half, sec.mean + half));
-      const PairedDifference p = reference == nullptr || g.front().label == options.reference
-                                     ? PairedDifference{}
-                                     : paired_difference(seconds, to_target(*reference, true));
+      // Both intervals: the union of the seeds' 95% intervals with every step
+      // time at the low and at the high end of its paired ratio's interval
+      // (the same interval twice with the runs' own clocks).
+      const auto seeds_interval = [&](RatioAt at) {
+        const MeanAndSpread e = mean_and_spread(to_target(g, true, at));
+        const double half = e.n > 1 ? student_t_975(e.n - 1) * e.sd / std::sqrt(static_cast<double>(e.n)) : kMissing;
+        return std::pair{e.mean - half, e.mean + half};
+      };
+      const auto [low_a, high_a] = seeds_interval(RatioAt::Low);
+      const auto [low_b, high_b] = seeds_interval(RatioAt::High);
+      row.push_back(sec.n == 0 ? "–" : std::isnan(low_a) ? cell(sec.mean, 0)
+                                                         : fmt::format("{:.0f} ({:.0f} to {:.0f})", sec.mean,
+                                                                       std::min(low_a, low_b), std::max(high_a, high_b)));
+      PairedDifference p;
+      if (reference != nullptr && g.front().label != options.reference) {
+        const std::vector<double> reference_seconds = to_target(*reference, true);
+        p = paired_difference(seconds, reference_seconds);
+        const PairedDifference a = paired_difference(to_target(g, true, RatioAt::Low), reference_seconds);
+        const PairedDifference b = paired_difference(to_target(g, true, RatioAt::High), reference_seconds);
+        if (!std::isnan(p.low)) p.low = std::min(a.low, b.low), p.high = std::max(a.high, b.high);
+      }
       row.push_back(p.n == 0 ? "–"
-                    : std::isnan(p.low) ? fmt::format("{:+.0f}", p.mean)
-                                        : fmt::format("{:+.0f} ({:+.0f} to {:+.0f})", p.mean, p.low, p.high));
+                    : std::isnan(p.low) ? whole_seconds(p.mean)
+                                        : fmt::format("{} ({} to {})", whole_seconds(p.mean), whole_seconds(p.low),
+                                                      whole_seconds(p.high)));
     }
     for (size_t m = 0; m < g.front().metric.size(); ++m) {
       const std::vector<double> values = metric_of(g, m);
