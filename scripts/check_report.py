@@ -38,8 +38,8 @@ import tempfile
 MARK = re.compile(r"^<!-- generated: (.*) -->$")
 HEADING = re.compile(r"^(#+) (.*)$")
 LINK = re.compile(r"\]\(#([^)]+)\)")
-# A decimal, or "mean ± sd"; the signs the report writes (−, +, -) are one sign.
-NUMBER = re.compile(r"[+\-−]?\d+\.\d+(?: ± \d+\.\d+)?")
+# A number, or "mean ± sd"; the signs the report writes (−, +, -) are one sign.
+NUMBER = re.compile(r"[+\-−]?\d+(?:\.\d+)?(?: ± \d+(?:\.\d+)?)?")
 
 
 def anchor(title):
@@ -62,6 +62,13 @@ def cells(row):
 
 def numbers(text):
     return [n.replace("−", "-") for n in NUMBER.findall(text)]
+
+
+def known_numbers(cell):
+    """What a generated cell can be quoted as: its numbers, each part of a "mean ± sd", the cell itself."""
+    found = numbers(cell)
+    parts = [p for n in found if " ± " in n for p in n.split(" ± ")]
+    return found + parts + [cell.replace("−", "-")]
 
 
 def first_table(text):
@@ -129,7 +136,7 @@ def check(report, paper_table, root, write):
         for name, (a, b) in spans.items():
             if a <= start < b:
                 in_tables.setdefault(name, set()).update(
-                    n for row in table[2:] for c in cells(row) for n in numbers(c) + [c.replace("−", "-")])
+                    n for row in table[2:] for c in cells(row) for n in known_numbers(c))
     i = 0
     while i < len(lines):
         if not (lines[i].startswith("|") and "records" in cells(lines[i])):
