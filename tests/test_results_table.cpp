@@ -305,7 +305,7 @@ TEST_CASE("--above over seeds: how many reached the target, the steps and time t
                    "      -67 (-210 to +77) |") != std::string::npos);
   // No normalization reached it with seed 3 only: no spread, and one pair.
   CHECK(table.find("| none      |     3 |                  1 of 3 |                     300 |                    300 |"
-                   "                      0 |") != std::string::npos);
+                   "                    0.0 |") != std::string::npos);
   CHECK(legend.find("`reached valid bleu > 30` counts the seeds") != std::string::npos);
 
   // With paired timing (LayerNorm 1 s a step; RMSNorm 0.9 of it, interval 0.8 to 1.0) the step time's
@@ -330,4 +330,41 @@ TEST_CASE("--above over seeds: how many reached the target, the steps and time t
   fs::copy(tmp.path / "rmsnorm-seed2", tmp.path / "rmsnorm-seed2-again");
   CHECK(test::error_of([&] { results_table(find_run_dirs({tmp.path.string()}), options); })
             .find("are both norm rmsnorm with seed 2; a table takes one run per norm and seed") != std::string::npos);
+}
+
+TEST_CASE("time to the target when every seed passes at the same step: the step time's interval alone, in tenths") {
+  // Order-embedding's case: both norms pass at step 80 in all three seeds, so the seeds add no spread,
+  // and RMSNorm's paired ratio 0.99 (0.98 to 0.999) against LayerNorm's 1 s step makes its time
+  // 80 · (0.98 − 1) = −1.6 to 80 · (0.999 − 1) = −0.08 s: an interval that excludes 0 and must not
+  // print as reaching it. A ratio without an interval (NaN bounds) leaves the seeds' interval alone.
+  TempDir tmp("table_same_step");
+  for (const std::string norm : {"layernorm", "rmsnorm", "prmsnorm"})
+    for (int seed = 1; seed <= 3; ++seed) {
+      const fs::path dir = tmp.path / (norm + "-seed" + std::to_string(seed));
+      fs::create_directories(dir);
+      std::ofstream(dir / "config.json") << "{\"norm\": \"" << norm << "\", \"seed\": " << seed << "}\n";
+      std::ofstream(dir / "metrics.jsonl") << R"({"step": 0, "split": "valid", "loss": 1.0, "time_sec": 0, "r10": 5})"
+                                           << "\n"
+                                           << R"({"step": 80, "split": "valid", "loss": 1.0, "time_sec": 80, "r10": 50})"
+                                           << "\n";
+    }
+  const std::string lines = tmp.write(
+      "paired.jsonl",
+      R"({"model": "oe", "impl": "fused", "norm": "layernorm", "threads": 1, "pairs": 20, "ms_per_step": 1000.0, "ratio_vs_layernorm": 1.0, "ci95_low": 1.0, "ci95_high": 1.0})"
+      "\n"
+      R"({"model": "oe", "impl": "fused", "norm": "rmsnorm", "threads": 1, "pairs": 20, "ms_per_step": 990.0, "ratio_vs_layernorm": 0.99, "ci95_low": 0.98, "ci95_high": 0.999})"
+      "\n"
+      R"({"model": "oe", "impl": "fused", "norm": "prmsnorm", "threads": 1, "pairs": 1, "ms_per_step": 990.0, "ratio_vs_layernorm": 0.99, "ci95_low": null, "ci95_high": null})"
+      "\n");
+  const PairedTimes paired = read_paired_timing(lines);
+  TableOptions options;
+  options.metrics = {"r10"};
+  options.target = 40;
+  options.higher_is_better = true;
+  options.paired = &paired;
+  const std::string table = results_table(find_run_dirs({tmp.path.string()}), options);
+  CAPTURE(table);
+  CHECK(table.find("|          80 (80 to 80) |                      – |") != std::string::npos);  // LayerNorm
+  CHECK(table.find("|          79 (78 to 80) |    -0.8 (-1.6 to -0.1) |") != std::string::npos);  // RMSNorm
+  CHECK(table.find("|          79 (79 to 79) |    -0.8 (-0.8 to -0.8) |") != std::string::npos);  // pRMSNorm
 }

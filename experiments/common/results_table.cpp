@@ -227,10 +227,16 @@ std::string target_text(const TableOptions& options) {
                      options.higher_is_better ? ">" : "<", options.target);
 }
 
-// A difference in whole seconds with its sign: "+12", "-3", and "0" rather than "-0".
-std::string whole_seconds(double v) {
-  const double rounded = std::round(v);
-  return rounded == 0.0 ? "0" : fmt::format("{:+.0f}", rounded);
+// A difference in seconds with its sign and interval: whole seconds, or
+// tenths when every figure is under 10 s, so that an interval that stops
+// short of 0 does not print as reaching it ("-1.0 (-1.6 to -0.1)").
+std::string signed_seconds(const PairedDifference& p) {
+  const bool small = std::fabs(p.mean) < 10.0 && (std::isnan(p.low) || (std::fabs(p.low) < 10.0 && std::fabs(p.high) < 10.0));
+  const auto one = [small](double v) {
+    const double scale = small ? 10.0 : 1.0, rounded = std::round(v * scale) / scale;
+    return rounded == 0.0 ? std::string(small ? "0.0" : "0") : fmt::format("{:+.{}f}", rounded, small ? 1 : 0);
+  };
+  return std::isnan(p.low) ? one(p.mean) : fmt::format("{} ({} to {})", one(p.mean), one(p.low), one(p.high));
 }
 
 // The training time to a run's target step: those steps × the fused step's
@@ -270,7 +276,7 @@ std::string legend_text(const TableOptions& options, bool several_seeds) {
     const std::string clock = options.paired != nullptr ? " (those steps × the fused step's paired time; the "
                                                           "intervals hold both the seeds' spread and the step "
                                                           "time's: the union of the seeds' 95% intervals at either "
-                                                          "end of the step ratio's)"
+                                                          "end of the step ratio's, where it has one)"
                                                         : " (the run's own clock, evaluation excluded)";
     out += several_seeds
                ? fmt::format(" `reached {0}` counts the seeds whose validation passed it by their last evaluation; "
@@ -418,10 +424,7 @@ std::string seeds_table(const std::vector<std::vector<RunSummary>>& groups, cons
         const PairedDifference b = paired_difference(to_target(g, true, RatioAt::High), reference_seconds);
         if (!std::isnan(p.low)) p.low = std::min(a.low, b.low), p.high = std::max(a.high, b.high);
       }
-      row.push_back(p.n == 0 ? "–"
-                    : std::isnan(p.low) ? whole_seconds(p.mean)
-                                        : fmt::format("{} ({} to {})", whole_seconds(p.mean), whole_seconds(p.low),
-                                                      whole_seconds(p.high)));
+      row.push_back(p.n == 0 ? "–" : signed_seconds(p));
     }
     for (size_t m = 0; m < g.front().metric.size(); ++m) {
       const std::vector<double> values = metric_of(g, m);
