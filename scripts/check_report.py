@@ -246,31 +246,45 @@ def check(report, paper_table, root, write):
 
 
 def self_test():
-    """A report with one generated table and one quoting table, against a stand-in paper_table."""
+    """Reports with one generated table and one quoting table, against a stand-in paper_table."""
     with tempfile.TemporaryDirectory() as d:
         fake = os.path.join(d, "paper_table")
-        with open(fake, "w") as f:
-            f.write("#!/bin/sh\necho '| norm | bleu |'\necho '|---|---|'\necho \"| rmsnorm | $2 ± 0.50 |\"\n"
-                    "echo\necho 'Columns: ...'\n")
+        with open(fake, "w") as f:  # a table of LayerNorm and RMSNorm whose RMSNorm BLEU is its second argument
+            f.write("#!/bin/sh\necho '| norm | valid bleu (mean ± sd) | − LayerNorm (95% CI) | test bleu (mean ± sd) |'\n"
+                    "echo '|---|---|---|---|'\necho '| layernorm | 39.21 ± 0.72 | – | 40.62 ± 0.35 |'\n"
+                    "echo \"| rmsnorm | $2 ± 0.44 | +0.11 (-0.64 to +0.86) | 40.98 ± 0.96 |\"\necho\necho 'Columns: ...'\n")
         os.chmod(fake, 0o755)
         report = os.path.join(d, "report.md")
 
-        def write_report(table_value, quoted):
+        def write_report(table_value, quoted, verdict="matched", mark="<!-- generated: paper_table --x 39.32 -->"):
             with open(report, "w") as f:
-                f.write("# Report\n\n| model | ours: BLEU | records |\n|---|---|---|\n"
-                        f"| RNNSearch | {quoted} | [seeds](#seeds-13) |\n\n## Seeds 1–3\n\n"
-                        "<!-- generated: paper_table --x 40.98 -->\n"
-                        f"| norm | bleu |\n|---|---|\n| rmsnorm | {table_value} ± 0.50 |\n\ntext\n")
+                f.write("# Report\n\n| model | ours: LN / RMS | ours: RMS − LN, validation | verdict | records |\n"
+                        f"|---|---|---|---|---|\n| RNNSearch | {quoted} | +0.11 (-0.64 to +0.86) | {verdict} | "
+                        "[seeds](#seeds-13) |\n\n## Seeds 1–3\n\n```sh\n# a comment, not a heading\n```\n\n"
+                        f"{mark}\n| norm | valid bleu (mean ± sd) | − LayerNorm (95% CI) | test bleu (mean ± sd) |\n"
+                        f"|---|---|---|---|\n| layernorm | 39.21 ± 0.72 | – | 40.62 ± 0.35 |\n"
+                        f"| rmsnorm | {table_value} ± 0.44 | +0.11 (-0.64 to +0.86) | 40.98 ± 0.96 |\n\ntext\n")
 
-        write_report("40.98", "40.98 ± 0.50")
-        assert check(report, fake, d, False) == [], "an equal report passes"
-        write_report("40.97", "40.98 ± 0.50")
-        problems = check(report, fake, d, False)
-        assert len(problems) == 1 and "differs" in problems[0], problems
-        assert check(report, fake, d, True) == [] and "40.98 ± 0.50 |" in open(report).read(), "--write mends it"
-        write_report("40.98", "41.00 ± 0.50")
-        problems = check(report, fake, d, False)
-        assert len(problems) == 1 and "41.00 ± 0.50" in problems[0], problems
+        def problems_of(*args, write=False, **kwargs):
+            write_report(*args, **kwargs)
+            return check(report, fake, d, write)
+
+        good = "valid 39.21 ± 0.72 / 39.32 ± 0.44; test 40.62 ± 0.35 / 40.98 ± 0.96"
+        assert problems_of("39.32", good) == [], "an equal report passes"
+        p = problems_of("39.31", good)
+        assert len(p) == 1 and "differs" in p[0], p
+        assert problems_of("39.31", good, write=True) == [] and "| rmsnorm | 39.32 ± 0.44 |" in open(report).read()
+        for wrong, why in (("valid 39.21 ± 0.72 / 39.33 ± 0.44", "a number no record gives"),
+                           ("valid 39.32 ± 0.44 / 39.21 ± 0.72", "LN and RMS swapped"),
+                           ("test 39.21 ± 0.72 / 39.32 ± 0.44", "validation quoted as test")):
+            p = problems_of("39.32", wrong)
+            assert len(p) == 1 and "does not stand in order" in p[0], (why, p)
+        p = problems_of("39.32", good, verdict="not resolved")
+        assert len(p) == 1 and "the verdict says ['not resolved']" in p[0], p
+        p = problems_of("39.32", good, mark="<!-- generated: paper_table --x 39.32 --> ")
+        assert any("a mark not of the form" in x for x in p), p
+        p = problems_of("39.32", good, mark="<!-- generated: paper_table --x 39.32 -->\n")
+        assert any("no table follows the mark" in x for x in p), p
         assert anchor("The attentive reader on bAbI task 2, seeds 1–3") == "the-attentive-reader-on-babi-task-2-seeds-13"
     print("check_report: self-test passed")
 
