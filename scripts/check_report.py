@@ -13,6 +13,8 @@ Two kinds of table in experiments/README.md are checked:
   program given by --paper-table, `summed_inputs_table` the script of that
   name, the paper's Table 5 over seeds) and the table must be its first
   table, line for line.
+- The paper's tables: marked `<!-- the paper's numbers -->` right above; any
+  other table of the report is an error.
 - Quoting tables: a table with a column named `records`, each row of which
   links to a section of the report. Each cell of the quoted columns (those
   whose header starts with "ours") is read as parts split at ";", and the
@@ -43,6 +45,7 @@ import sys
 import tempfile
 
 MARK = re.compile(r"^<!-- generated: (.*) -->$")
+PAPERS = "<!-- the paper's numbers -->"
 HEADING = re.compile(r"^(#+) (.*)$")
 LINK = re.compile(r"\]\(#([^)]+)\)")
 # A number (thousands may be grouped by commas), or "mean ± sd"; the report's signs −, +, - are one sign.
@@ -242,6 +245,14 @@ def check(report, paper_table, root, write):
     if write:
         open(report, "w", encoding="utf-8").write("\n".join(out) + "\n")
     check_quoting(report, out, generated, problems)
+    # Every other table is the paper's, and says so.
+    fenced = False
+    for k, line in enumerate(out):
+        fenced = fenced != line.startswith("```")
+        starts = line.startswith("|") and not fenced and (k == 0 or not out[k - 1].startswith("|"))
+        if starts and not MARK.match(out[k - 1]) and "records" not in cells(line) and out[k - 1] != PAPERS:
+            problems.append(f"{report}:{k + 1}: a table neither generated from records, nor quoting them, nor "
+                            f"marked {PAPERS}")
     return problems
 
 
@@ -285,6 +296,11 @@ def self_test():
         assert any("a mark not of the form" in x for x in p), p
         p = problems_of("39.32", good, mark="<!-- generated: paper_table --x 39.32 -->\n")
         assert any("no table follows the mark" in x for x in p), p
+        write_report("39.32", good)
+        with open(report, "a") as f:
+            f.write("\n| norm | bleu |\n|---|---|\n| rmsnorm | 40.0 |\n")
+        p = check(report, fake, d, False)
+        assert len(p) == 1 and "a table neither generated" in p[0], p
         assert anchor("The attentive reader on bAbI task 2, seeds 1–3") == "the-attentive-reader-on-babi-task-2-seeds-13"
     print("check_report: self-test passed")
 
@@ -310,8 +326,8 @@ def main():
     for p in problems:
         print(p, file=sys.stderr)
     if not problems:
-        print(f"check_report: every generated table of {os.path.relpath(report, a.root)} is what its records give, "
-              "and every quoted number stands in one")
+        print(f"check_report: every table of {os.path.relpath(report, a.root)} is what its records give, quotes "
+              "such a table where it fits, or is the paper's")
     return 1 if problems else 0
 
 
