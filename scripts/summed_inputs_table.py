@@ -35,6 +35,8 @@ def rows_of(records):
     """(norm, statistic, cells) for each norm's M and S, raw and (with a norm) after it."""
     by_norm = {}
     for path, record in records:
+        if not isinstance(record, dict) or not isinstance(record.get("norm"), str):
+            raise SystemExit(f"summed_inputs_table: {path} names no norm")
         by_norm.setdefault(record["norm"], []).append((path, record))
     out = []
     for norm in sorted(by_norm, key=lambda n: (ORDER.get(n, 9), n)):
@@ -68,14 +70,14 @@ def main():
             except (OSError, json.JSONDecodeError) as e:
                 print(f"summed_inputs_table: {path}: {e}", file=sys.stderr)
                 return 2
-    header = ["norm", "statistic", "seeds"] + [f"position {p}" if p != "all" else "all" for p in POSITIONS]
-    print("| " + " | ".join(header) + " |")
-    print("|" + "---|" * len(header))
     try:
         rows = rows_of(records)
     except SystemExit as e:
         print(e, file=sys.stderr)
         return 2
+    header = ["norm", "statistic", "seeds"] + [f"position {p}" if p != "all" else "all" for p in POSITIONS]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
     for norm, stat, seeds, cells in rows:
         print("| " + " | ".join([norm, stat, seeds] + cells) + " |")
     return 0
