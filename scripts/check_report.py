@@ -261,9 +261,12 @@ def self_test():
     with tempfile.TemporaryDirectory() as d:
         fake = os.path.join(d, "paper_table")
         with open(fake, "w") as f:  # a table of LayerNorm and RMSNorm whose RMSNorm BLEU is its second argument
-            f.write("#!/bin/sh\necho '| norm | valid bleu (mean ± sd) | − LayerNorm (95% CI) | test bleu (mean ± sd) |'\n"
-                    "echo '|---|---|---|---|'\necho '| layernorm | 39.21 ± 0.72 | – | 40.62 ± 0.35 |'\n"
-                    "echo \"| rmsnorm | $2 ± 0.44 | +0.11 (-0.64 to +0.86) | 40.98 ± 0.96 |\"\necho\necho 'Columns: ...'\n")
+            f.write("#!/bin/sh\n"
+                    "echo '| norm | valid bleu (mean ± sd) | − LayerNorm (95% CI) | test bleu (mean ± sd) |'\n"
+                    "echo '|---|---|---|---|'\n"
+                    "echo '| layernorm | 39.21 ± 0.72 | – | 40.62 ± 0.35 |'\n"
+                    "echo \"| rmsnorm | $2 ± 0.44 | +0.11 (-0.64 to +0.86) | 40.98 ± 0.96 |\"\n"
+                    "echo\necho 'Columns: ...'\n")
         os.chmod(fake, 0o755)
         report = os.path.join(d, "report.md")
 
@@ -301,7 +304,8 @@ def self_test():
             f.write("\n| norm | bleu |\n|---|---|\n| rmsnorm | 40.0 |\n")
         p = check(report, fake, d, False)
         assert len(p) == 1 and "a table neither generated" in p[0], p
-        assert anchor("The attentive reader on bAbI task 2, seeds 1–3") == "the-attentive-reader-on-babi-task-2-seeds-13"
+        slug = "the-attentive-reader-on-babi-task-2-seeds-13"
+        assert anchor("The attentive reader on bAbI task 2, seeds 1–3") == slug
     print("check_report: self-test passed")
 
 

@@ -343,10 +343,9 @@ TEST_CASE("time to the target when every seed passes at the same step: the step 
       const fs::path dir = tmp.path / (norm + "-seed" + std::to_string(seed));
       fs::create_directories(dir);
       std::ofstream(dir / "config.json") << "{\"norm\": \"" << norm << "\", \"seed\": " << seed << "}\n";
-      std::ofstream(dir / "metrics.jsonl") << R"({"step": 0, "split": "valid", "loss": 1.0, "time_sec": 0, "r10": 5})"
-                                           << "\n"
-                                           << R"({"step": 80, "split": "valid", "loss": 1.0, "time_sec": 80, "r10": 50})"
-                                           << "\n";
+      std::ofstream(dir / "metrics.jsonl")
+          << R"({"step": 0, "split": "valid", "loss": 1.0, "time_sec": 0, "r10": 5})" << "\n"
+          << R"({"step": 80, "split": "valid", "loss": 1.0, "time_sec": 80, "r10": 50})" << "\n";
     }
   const std::string lines = tmp.write(
       "paired.jsonl",

@@ -231,7 +231,8 @@ std::string target_text(const TableOptions& options) {
 // tenths when every figure is under 10 s, so that an interval that stops
 // short of 0 does not print as reaching it ("-1.0 (-1.6 to -0.1)").
 std::string signed_seconds(const PairedDifference& p) {
-  const bool small = std::fabs(p.mean) < 10.0 && (std::isnan(p.low) || (std::fabs(p.low) < 10.0 && std::fabs(p.high) < 10.0));
+  const bool small =
+      std::fabs(p.mean) < 10.0 && (std::isnan(p.low) || (std::fabs(p.low) < 10.0 && std::fabs(p.high) < 10.0));
   const auto one = [small](double v) {
     const double scale = small ? 10.0 : 1.0, rounded = std::round(v * scale) / scale;
     return rounded == 0.0 ? std::string(small ? "0.0" : "0") : fmt::format("{:+.{}f}", rounded, small ? 1 : 0);
@@ -292,10 +293,10 @@ std::string legend_text(const TableOptions& options, bool several_seeds) {
                              clock);
   }
   if (options.paired != nullptr)
-    out += fmt::format("\nThe time columns: `speedup` is 1 − the median over interleaved rounds in one process of "
-                       "the step's time ÷ {0}'s (T_{0} − T) / T_{0} as the paper defines it, fused or composed from "
-                       "ops, with its 95% interval; `ms per step` is {0}'s median fused step × that same ratio, so "
-                       "that every time column says the same.",
+    out += fmt::format("\nThe time columns: `speedup` is (T_{0} − T) / T_{0} as the paper defines it, taken as 1 − "
+                       "the median over interleaved rounds in one process of the step's time ÷ {0}'s, fused or "
+                       "composed from ops, with its 95% interval; `ms per step` is {0}'s median fused step × that "
+                       "same ratio, so that every time column says the same.",
                        reference_name(options));
   else
     out += fmt::format("\nThe time columns: `{}` is the median of the run's logged intervals{}; `speedup vs {}` is "
@@ -413,9 +414,10 @@ std::string seeds_table(const std::vector<std::vector<RunSummary>>& groups, cons
       };
       const auto [low_a, high_a] = seeds_interval(RatioAt::Low);
       const auto [low_b, high_b] = seeds_interval(RatioAt::High);
-      row.push_back(sec.n == 0 ? "–" : std::isnan(low_a) ? cell(sec.mean, 0)
-                                                         : fmt::format("{:.0f} ({:.0f} to {:.0f})", sec.mean,
-                                                                       std::min(low_a, low_b), std::max(high_a, high_b)));
+      const double low = std::min(low_a, low_b), high = std::max(high_a, high_b);
+      row.push_back(sec.n == 0 ? "–"
+                    : std::isnan(low) ? cell(sec.mean, 0)
+                                      : fmt::format("{:.0f} ({:.0f} to {:.0f})", sec.mean, low, high));
       PairedDifference p;
       if (reference != nullptr && g.front().label != options.reference) {
         const std::vector<double> reference_seconds = to_target(*reference, true);
