@@ -85,12 +85,7 @@ inline RowNorm bind_leaves(RowNorm norm, const std::vector<Var>& v, size_t& next
 using CellWithNorms = std::function<Var(const std::vector<Var>&, const RowNorm&, const RowNorm&)>;
 inline void check_fused_equals_separate(const std::vector<Tensor>& inputs, const RowNorm& first, const RowNorm& second,
                                         const CellWithNorms& fused, const CellWithNorms& separate, Generator& gen) {
-  auto leaves = [&] {
-    std::vector<Var> vars;
-    for (const Tensor& t : inputs) vars.emplace_back(t.clone(), true);
-    return vars;
-  };
-  std::vector<Var> a = leaves(), b = leaves();
+  std::vector<Var> a = fresh_leaves(inputs), b = fresh_leaves(inputs);
   Var ya = fused(a, first, second);
   const Tensor seed = normal(ya.shape(), 0.0f, 1.0f, gen);
   tape().backward(ya, seed);

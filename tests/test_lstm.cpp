@@ -50,31 +50,14 @@ std::vector<Tensor> cell_inputs(int64_t batch, int64_t hidden, uint64_t seed) {
           normal(Shape{batch, hidden}, 0.0f, 1.0f, gen), normal(Shape{batch, hidden}, 0.0f, 1.0f, gen)};
 }
 
-struct Evaluated {
-  Tensor y;
-  std::vector<Tensor> grads;
-};
-
-Evaluated run(const std::function<Var(const std::vector<Var>&)>& f, const std::vector<Tensor>& inputs) {
-  std::vector<Var> vars;
-  for (const Tensor& t : inputs) vars.emplace_back(t.clone(), true);
-  Var y = f(vars);
-  Generator gen(99);
-  tape().backward(y, normal(y.shape(), 0.0f, 1.0f, gen));
-  tape().clear();
-  Evaluated out{y.value(), {}};
-  for (Var& v : vars) out.grads.push_back(v.has_grad() ? v.grad() : Tensor::zeros(v.shape()));
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("lstm cell ops: fused equals composed, with and without a mask") {
   auto in = cell_inputs(3, 5, 1);
   for (bool masked : {false, true}) {
     Tensor mask = masked ? Tensor::from(Shape{3}, {1, 0, 1}) : Tensor();
-    Evaluated fused = run([&](const std::vector<Var>& v) { return fused_cell(v, mask); }, in);
-    Evaluated composed = run([&](const std::vector<Var>& v) { return composed_cell(v, mask); }, in);
+    test::Evaluated fused = test::evaluate([&](const std::vector<Var>& v) { return fused_cell(v, mask); }, in);
+    test::Evaluated composed = test::evaluate([&](const std::vector<Var>& v) { return composed_cell(v, mask); }, in);
     // Same float arithmetic in a different order: a few ulps.
     test::all_close(fused.y, composed.y, 1e-6f, 1e-5f, "output");
     for (int i = 0; i < 4; ++i)

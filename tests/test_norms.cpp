@@ -7,6 +7,7 @@
 
 #include "rmsgrad/layers/normalization.h"
 #include "rmsgrad/rmsgrad.h"
+#include "test_util.h"
 
 using namespace rg;
 
@@ -19,30 +20,13 @@ Var composed_rms(const Var& x, const Var& g, const Var& b, int64_t k, float eps,
   return composed_rms_norm(x, g, b, RmsNormConfig{.k = k, .eps = eps, .eps_inside = inside, .l2 = l2}, layout);
 }
 
-struct Grads {
-  Tensor y;
-  std::vector<Tensor> grads;
-};
-
-// Runs f on fresh copies of the inputs, backward with a fixed projection.
-Grads run(const std::function<Var(const std::vector<Var>&)>& f, const std::vector<Tensor>& inputs) {
-  std::vector<Var> vars;
-  for (const Tensor& t : inputs) vars.emplace_back(t.clone(), true);
-  Var y = f(vars);
-  Generator gen(99);
-  tape().backward(y, normal(y.shape(), 0.0f, 1.0f, gen));
-  tape().clear();
-  Grads out{y.value(), {}};
-  for (Var& v : vars) out.grads.push_back(v.has_grad() ? v.grad() : Tensor::zeros(v.shape()));
-  return out;
-}
 
 // Fused and composed agree to float rounding: both do the same arithmetic in
 // float32 over rows of ≤ 1024 units, so differences are a few ulps of the
 // row sums: 1e-5 absolute + 1e-4 relative covers them with margin.
 void check_twins(const char* name, const std::function<Var(const std::vector<Var>&)>& fused,
                  const std::function<Var(const std::vector<Var>&)>& composed, const std::vector<Tensor>& inputs) {
-  Grads a = run(fused, inputs), b = run(composed, inputs);
+  test::Evaluated a = test::evaluate(fused, inputs), b = test::evaluate(composed, inputs);
   INFO(name);
   REQUIRE(a.y.shape() == b.y.shape());
   auto close = [](const Tensor& p, const Tensor& q, const std::string& what) {

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <fmt/format.h>
+
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/experiments/common/results_table.h"
 #include "rmsgrad/experiments/common/seed_statistics.h"
@@ -34,6 +36,29 @@ void write_run(const fs::path& dir, const std::string& norm, double per_1k, doub
     m << R"({"step": )" << i * 100 << R"(, "split": "train", "loss": 1.0, "time_sec": 1, "sec_per_1k_steps": )"
       << per_1k << R"(, "epoch": )" << i * 0.5 << "}\n";
   m << R"({"step": 400, "split": "valid", "loss": 1.1, "time_sec": 1, "error_pct": )" << error << "}\n";
+}
+
+// Run `<norm>-seed<seed>` under root, its validation `metric` evaluated every
+// `every` steps from step 0 (time_sec = the step).
+void write_seed_run(const fs::path& root, const std::string& norm, int seed, const std::string& metric,
+                    const std::vector<double>& values, int every) {
+  const fs::path dir = root / (norm + "-seed" + std::to_string(seed));
+  fs::create_directories(dir);
+  std::ofstream(dir / "config.json") << "{\"norm\": \"" << norm << "\", \"seed\": " << seed << "}\n";
+  std::ofstream m(dir / "metrics.jsonl");
+  for (size_t i = 0; i < values.size(); ++i)
+    m << R"({"step": )" << every * i << R"(, "split": "valid", "loss": 1.0, "time_sec": )" << every * i << R"(, ")"
+      << metric << R"(": )" << values[i] << "}\n";
+}
+
+// One fused line of bench_norm_impl's paired timing (NaN bounds: no interval).
+std::string fused_line(const std::string& model, const std::string& norm, double ms, double ratio, double low,
+                       double high) {
+  const auto bound = [](double v) { return std::isnan(v) ? std::string("null") : fmt::format("{}", v); };
+  return fmt::format(R"({{"model": "{}", "impl": "fused", "norm": "{}", "threads": 1, "pairs": 20, "ms_per_step": {}, )"
+                     R"("ratio_vs_layernorm": {}, "ci95_low": {}, "ci95_high": {}}})",
+                     model, norm, ms, ratio, bound(low), bound(high)) +
+         "\n";
 }
 
 }  // namespace
@@ -250,12 +275,9 @@ TEST_CASE("--below: the step at which each run first fell under a target, its tr
   CHECK(std::count(legend.begin(), legend.end(), '\n') == 1);  // two lines
 
   // With paired timing the time to the target is the steps × the fused step's time.
-  const std::string lines = tmp.write(
-      "paired.jsonl",
-      R"({"model": "convpool", "impl": "fused", "norm": "layernorm", "threads": 1, "pairs": 20, "ms_per_step": 800.0, "ratio_vs_layernorm": 1.0, "ci95_low": 1.0, "ci95_high": 1.0})"
-      "\n"
-      R"({"model": "convpool", "impl": "fused", "norm": "rmsnorm", "threads": 1, "pairs": 20, "ms_per_step": 750.0, "ratio_vs_layernorm": 0.94, "ci95_low": 0.9, "ci95_high": 0.98})"
-      "\n");
+  const std::string lines =
+      tmp.write("paired.jsonl", fused_line("convpool", "layernorm", 800.0, 1.0, 1.0, 1.0) +
+                                    fused_line("convpool", "rmsnorm", 750.0, 0.94, 0.9, 0.98));
   const PairedTimes paired = read_paired_timing(lines);
   options.paired = &paired;
   const std::string with_paired = results_table(find_run_dirs({tmp.path.string()}), options, &legend);
@@ -271,13 +293,7 @@ TEST_CASE("--above over seeds: how many reached the target, the steps and time t
   // Validation BLEU at steps 0, 100, 200, 300 (time_sec = step): the target is
   // BLEU above 30.
   const auto write = [&](const std::string& norm, int seed, const std::vector<double>& bleu) {
-    const fs::path dir = tmp.path / (norm + "-seed" + std::to_string(seed));
-    fs::create_directories(dir);
-    std::ofstream(dir / "config.json") << "{\"norm\": \"" << norm << "\", \"seed\": " << seed << "}\n";
-    std::ofstream m(dir / "metrics.jsonl");
-    for (size_t i = 0; i < bleu.size(); ++i)
-      m << R"({"step": )" << 100 * i << R"(, "split": "valid", "loss": 1.0, "time_sec": )" << 100 * i
-        << R"(, "bleu": )" << bleu[i] << "}\n";
+    write_seed_run(tmp.path, norm, seed, "bleu", bleu, 100);
   };
   write("layernorm", 1, {0, 20, 31, 35});  // step 200
   write("layernorm", 2, {0, 31, 33, 36});  // 100
@@ -313,12 +329,9 @@ TEST_CASE("--above over seeds: how many reached the target, the steps and time t
   // the union of the seeds' intervals at 0.8 and at 1.0. To the target: 120, at 0.8 from −8.1 to 221.4,
   // at 1.0 from −10.1 to 276.8. Against LayerNorm: −80, at 0.8 from −253.0 to +66.4, at 1.0 from −210.1
   // to +76.8. The ms column is LayerNorm's step × the same ratio as the speedup's.
-  const std::string lines = tmp.write(
-      "paired.jsonl",
-      R"({"model": "rnnsearch", "impl": "fused", "norm": "layernorm", "threads": 1, "pairs": 20, "ms_per_step": 1000.0, "ratio_vs_layernorm": 1.0, "ci95_low": 1.0, "ci95_high": 1.0})"
-      "\n"
-      R"({"model": "rnnsearch", "impl": "fused", "norm": "rmsnorm", "threads": 1, "pairs": 20, "ms_per_step": 870.0, "ratio_vs_layernorm": 0.9, "ci95_low": 0.8, "ci95_high": 1.0})"
-      "\n");
+  const std::string lines =
+      tmp.write("paired.jsonl", fused_line("rnnsearch", "layernorm", 1000.0, 1.0, 1.0, 1.0) +
+                                    fused_line("rnnsearch", "rmsnorm", 870.0, 0.9, 0.8, 1.0));
   const PairedTimes paired = read_paired_timing(lines);
   options.paired = &paired;
   const std::string timed = results_table(find_run_dirs({tmp.path.string()}), options);
@@ -339,22 +352,11 @@ TEST_CASE("time to the target when every seed passes at the same step: the step 
   // print as reaching it. A ratio without an interval (NaN bounds) leaves the seeds' interval alone.
   TempDir tmp("table_same_step");
   for (const std::string norm : {"layernorm", "rmsnorm", "prmsnorm"})
-    for (int seed = 1; seed <= 3; ++seed) {
-      const fs::path dir = tmp.path / (norm + "-seed" + std::to_string(seed));
-      fs::create_directories(dir);
-      std::ofstream(dir / "config.json") << "{\"norm\": \"" << norm << "\", \"seed\": " << seed << "}\n";
-      std::ofstream(dir / "metrics.jsonl")
-          << R"({"step": 0, "split": "valid", "loss": 1.0, "time_sec": 0, "r10": 5})" << "\n"
-          << R"({"step": 80, "split": "valid", "loss": 1.0, "time_sec": 80, "r10": 50})" << "\n";
-    }
-  const std::string lines = tmp.write(
-      "paired.jsonl",
-      R"({"model": "oe", "impl": "fused", "norm": "layernorm", "threads": 1, "pairs": 20, "ms_per_step": 1000.0, "ratio_vs_layernorm": 1.0, "ci95_low": 1.0, "ci95_high": 1.0})"
-      "\n"
-      R"({"model": "oe", "impl": "fused", "norm": "rmsnorm", "threads": 1, "pairs": 20, "ms_per_step": 990.0, "ratio_vs_layernorm": 0.99, "ci95_low": 0.98, "ci95_high": 0.999})"
-      "\n"
-      R"({"model": "oe", "impl": "fused", "norm": "prmsnorm", "threads": 1, "pairs": 1, "ms_per_step": 990.0, "ratio_vs_layernorm": 0.99, "ci95_low": null, "ci95_high": null})"
-      "\n");
+    for (int seed = 1; seed <= 3; ++seed) write_seed_run(tmp.path, norm, seed, "r10", {5, 50}, 80);
+  const double none = std::nan("");
+  const std::string lines = tmp.write("paired.jsonl", fused_line("oe", "layernorm", 1000.0, 1.0, 1.0, 1.0) +
+                                                          fused_line("oe", "rmsnorm", 990.0, 0.99, 0.98, 0.999) +
+                                                          fused_line("oe", "prmsnorm", 990.0, 0.99, none, none));
   const PairedTimes paired = read_paired_timing(lines);
   TableOptions options;
   options.metrics = {"r10"};

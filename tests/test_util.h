@@ -18,6 +18,7 @@
 
 #include "rmsgrad/core/error.h"
 #include "rmsgrad/core/tensor.h"
+#include "rmsgrad/rmsgrad.h"
 
 namespace rg::test {
 
@@ -120,6 +121,31 @@ inline std::vector<nlohmann::json> metric_lines(const std::filesystem::path& run
     if (j["split"] == split) lines.push_back(j);
   }
   return lines;
+}
+
+// Fresh leaves that need gradients, copies of inputs.
+inline std::vector<Var> fresh_leaves(const std::vector<Tensor>& inputs) {
+  std::vector<Var> vars;
+  for (const Tensor& t : inputs) vars.emplace_back(t.clone(), true);
+  return vars;
+}
+
+// A function's output and its inputs' gradients: f on fresh leaves of
+// inputs, one backward from a fixed random projection of the output, so that
+// two implementations of one function can be compared output and gradients.
+struct Evaluated {
+  Tensor y;
+  std::vector<Tensor> grads;
+};
+inline Evaluated evaluate(const std::function<Var(const std::vector<Var>&)>& f, const std::vector<Tensor>& inputs) {
+  std::vector<Var> vars = fresh_leaves(inputs);
+  Var y = f(vars);
+  Generator gen(99);
+  tape().backward(y, normal(y.shape(), 0.0f, 1.0f, gen));
+  tape().clear();
+  Evaluated out{y.value(), {}};
+  for (Var& v : vars) out.grads.push_back(v.has_grad() ? v.grad() : Tensor::zeros(v.shape()));
+  return out;
 }
 
 }  // namespace rg::test
