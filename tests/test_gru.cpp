@@ -42,19 +42,13 @@ TEST_CASE("gru_update: fused equals composed, with and without a mask") {
   Tensor mask = Tensor::from(Shape{3}, {1, 0, 1});
   for (bool masked : {false, true}) {
     Tensor m = masked ? mask : Tensor();
-    std::vector<Var> a, b;
-    for (const Tensor& t : in) a.emplace_back(t.clone(), true), b.emplace_back(t.clone(), true);
-    Generator gen(5);
-    Var ya = gru_update(a[0], a[1], a[2], a[3], a[4], m);
-    Tensor seed = normal(ya.shape(), 0.0f, 1.0f, gen);
-    tape().backward(ya, seed);
-    tape().clear();
-    Var yb = composed_update(b, m);
-    tape().backward(yb, seed);
-    tape().clear();
+    test::Evaluated fused =
+        test::evaluate([&](const std::vector<Var>& v) { return gru_update(v[0], v[1], v[2], v[3], v[4], m); }, in);
+    test::Evaluated composed = test::evaluate([&](const std::vector<Var>& v) { return composed_update(v, m); }, in);
     // Same float arithmetic in a different order: a few ulps.
-    test::all_close(ya.value(), yb.value(), 1e-6f, 1e-5f, "output");
-    for (int i = 0; i < 5; ++i) test::all_close(a[i].grad(), b[i].grad(), 1e-6f, 1e-5f, "grad " + std::to_string(i));
+    test::all_close(fused.y, composed.y, 1e-6f, 1e-5f, "output");
+    for (int i = 0; i < 5; ++i)
+      test::all_close(fused.grads[i], composed.grads[i], 1e-6f, 1e-5f, "grad " + std::to_string(i));
   }
 }
 
@@ -125,8 +119,7 @@ TEST_CASE("gru_update with its recurrent norms: gradient check of every input, g
       {in[0], in[1], in[2], in[4]});
   CHECK_MESSAGE(twice.ok, twice.report);
   // A gain that needs no gradient (a constant) changes no other gradient.
-  std::vector<Var> a, b;
-  for (const Tensor& t : in) a.emplace_back(t.clone(), true), b.emplace_back(t.clone(), true);
+  std::vector<Var> a = test::fresh_leaves(in), b = test::fresh_leaves(in);
   RowNorm frozen = cand;
   frozen.gain = constant(cand.gain.value());
   Tensor seed = normal(Shape{batch, hidden}, 0.0f, 1.0f, twice_gen);

@@ -20,7 +20,6 @@ Var composed_rms(const Var& x, const Var& g, const Var& b, int64_t k, float eps,
   return composed_rms_norm(x, g, b, RmsNormConfig{.k = k, .eps = eps, .eps_inside = inside, .l2 = l2}, layout);
 }
 
-
 // Fused and composed agree to float rounding: both do the same arithmetic in
 // float32 over rows of ≤ 1024 units, so differences are a few ulps of the
 // row sums: 1e-5 absolute + 1e-4 relative covers them with margin.
