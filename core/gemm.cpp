@@ -97,22 +97,30 @@ dnnl::engine& cpu_engine() {
 // recently used primitive goes (a thread still running it holds it).
 constexpr size_t kBf16Primitives = 256;
 
+// B as stored, in bf16: [K, N], or [N, K] when transposed.
+dnnl::memory::desc plain_b(bool trans_b, int64_t n, int64_t k) {
+  using dnnl::memory;
+  return memory::desc({k, n}, memory::data_type::bf16, trans_b ? memory::dims{1, k} : memory::dims{n, 1});
+}
+
+// `packed_b`: B comes in the layout the primitive chooses (a cached weight).
 std::shared_ptr<Bf16Matmul> bf16_matmul_for(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
-                                            float beta) {
+                                            float beta, bool packed_b) {
   struct Entry {
     std::shared_ptr<Bf16Matmul> matmul;
     uint64_t used = 0;
   };
   static std::mutex mutex;
-  static std::map<std::tuple<bool, bool, int64_t, int64_t, int64_t, float, float>, Entry> cache;
+  static std::map<std::tuple<bool, bool, int64_t, int64_t, int64_t, float, float, bool>, Entry> cache;
   static uint64_t clock = 0;
   std::lock_guard<std::mutex> lock(mutex);
-  auto [entry, fresh] = cache.try_emplace({trans_a, trans_b, m, n, k, alpha, beta});
+  auto [entry, fresh] = cache.try_emplace({trans_a, trans_b, m, n, k, alpha, beta, packed_b});
   entry->second.used = ++clock;
   if (!fresh) return entry->second.matmul;
   using dnnl::memory;
   const memory::desc a({m, k}, memory::data_type::bf16, trans_a ? memory::dims{1, m} : memory::dims{k, 1});
-  const memory::desc b({k, n}, memory::data_type::bf16, trans_b ? memory::dims{1, k} : memory::dims{n, 1});
+  const memory::desc b =
+      packed_b ? memory::desc({k, n}, memory::data_type::bf16, memory::format_tag::any) : plain_b(trans_b, n, k);
   const memory::desc c({m, n}, memory::data_type::f32, memory::dims{n, 1});
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -140,12 +148,71 @@ std::shared_ptr<Bf16Matmul> bf16_matmul_for(bool trans_a, bool trans_b, int64_t 
 // gradient of an 8,000-word output layer — adds a few MB, not its full size.
 constexpr int64_t kBf16BlockFloats = int64_t{1} << 22;
 
+// B as stored, rounded to bf16.
+void b_to_bf16(bool trans_b, int64_t n, int64_t k, const float* b, uint16_t* out) {
+  to_bf16(b, trans_b ? k : n, trans_b ? n : k, trans_b ? k : n, out);
+}
+
+}  // namespace
+
+// ------------------------------------------------------------ weight cache
+
+struct Bf16WeightCache::State {
+  std::vector<std::span<const float>> weights;
+  State* outer = nullptr;  // the cache this one hides, restored when it ends
+  struct Packed {
+    const float* b;
+    bool trans_b;
+    int64_t n, k;
+    dnnl::memory::desc desc;
+    dnnl::memory memory;  // owns its buffer
+  };
+  std::mutex mutex;  // gemm_batched's threads look up at once
+  std::vector<Packed> packed;
+
+  // Whether the `count` floats from b lie inside one weight.
+  bool holds(const float* b, int64_t count) const {
+    const auto at = reinterpret_cast<uintptr_t>(b);
+    for (const std::span<const float>& w : weights) {
+      const auto lo = reinterpret_cast<uintptr_t>(w.data()), hi = reinterpret_cast<uintptr_t>(w.data() + w.size());
+      if (at >= lo && at + count * sizeof(float) <= hi) return true;
+    }
+    return false;
+  }
+
+  // B's bf16 copy in the layout `desc`, made at the first call for it.
+  dnnl::memory packed_b(const float* b, bool trans_b, int64_t n, int64_t k, const dnnl::memory::desc& desc,
+                        dnnl::stream& stream) {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (const Packed& p : packed)
+      if (p.b == b && p.trans_b == trans_b && p.n == n && p.k == k && p.desc == desc) return p.memory;
+    std::vector<uint16_t> plain(k * n);
+    b_to_bf16(trans_b, n, k, b, plain.data());
+    dnnl::memory from(plain_b(trans_b, n, k), cpu_engine(), plain.data()), to(desc, cpu_engine());
+    dnnl::reorder(from, to).execute(stream, from, to);
+    stream.wait();
+    packed.push_back({b, trans_b, n, k, desc, to});
+    return to;
+  }
+};
+
+namespace {
+
+Bf16WeightCache::State*& active_weight_cache() {
+  static Bf16WeightCache::State* active = nullptr;
+  return active;
+}
+
 void gemm_bf16(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                const float* b, float beta, float* c) {
   thread_local std::vector<uint16_t> a16, b16;
   thread_local std::vector<char> scratchpad;
-  b16.resize(k * n);  // B as stored: [K, N], or [N, K] when transposed
-  to_bf16(b, trans_b ? k : n, trans_b ? n : k, trans_b ? k : n, b16.data());
+  Bf16WeightCache::State* cache = active_weight_cache();
+  const bool cached = cache != nullptr && cache->holds(b, k * n);
+  if (!cached) {
+    b16.resize(k * n);
+    b_to_bf16(trans_b, n, k, b, b16.data());
+  }
   const int64_t block = std::min(m, std::max<int64_t>(16, kBf16BlockFloats / k / 16 * 16));
   a16.resize(block * k);
   using dnnl::memory;
@@ -157,11 +224,13 @@ void gemm_bf16(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, floa
     // when transposed, copied as the [K, rows] block they are there.
     if (trans_a) to_bf16(a + r0, m, k, rows, a16.data());
     else to_bf16(a + r0 * k, k, rows, k, a16.data());
-    const std::shared_ptr<Bf16Matmul> held = bf16_matmul_for(trans_a, trans_b, rows, n, k, alpha, beta);
+    const std::shared_ptr<Bf16Matmul> held = bf16_matmul_for(trans_a, trans_b, rows, n, k, alpha, beta, cached);
     const Bf16Matmul& mm = *held;
+    const memory weights = cached ? cache->packed_b(b, trans_b, n, k, mm.pd.weights_desc(), stream)
+                                  : memory(mm.pd.weights_desc(), engine, b16.data());
     scratchpad.resize(std::max(scratchpad.size(), mm.pd.scratchpad_desc().get_size()));
     mm.primitive.execute(stream, {{DNNL_ARG_SRC, memory(mm.pd.src_desc(), engine, a16.data())},
-                                  {DNNL_ARG_WEIGHTS, memory(mm.pd.weights_desc(), engine, b16.data())},
+                                  {DNNL_ARG_WEIGHTS, weights},
                                   {DNNL_ARG_DST, memory(mm.pd.dst_desc(), engine, c + r0 * n)},
                                   {DNNL_ARG_SCRATCHPAD, memory(mm.pd.scratchpad_desc(), engine, scratchpad.data())}});
     stream.wait();
@@ -308,6 +377,26 @@ Precision parse_precision(std::string_view name) {
 }
 
 std::string_view precision_name(Precision precision) { return precision == Precision::BF16 ? "bf16" : "f32"; }
+
+#ifdef RG_HAVE_ONEDNN
+Bf16WeightCache::Bf16WeightCache(std::vector<std::span<const float>> weights) : state_(std::make_unique<State>()) {
+  state_->weights = std::move(weights);
+  state_->outer = active_weight_cache();
+  active_weight_cache() = state_.get();
+}
+
+Bf16WeightCache::~Bf16WeightCache() { active_weight_cache() = state_->outer; }
+
+int64_t Bf16WeightCache::packed_copies() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return static_cast<int64_t>(state_->packed.size());
+}
+#else
+struct Bf16WeightCache::State {};
+Bf16WeightCache::Bf16WeightCache(std::vector<std::span<const float>>) {}
+Bf16WeightCache::~Bf16WeightCache() = default;
+int64_t Bf16WeightCache::packed_copies() const { return 0; }
+#endif
 
 GemmLibrary parse_gemm_library(std::string_view name) {
   if (name == "openblas") return GemmLibrary::OpenBLAS;

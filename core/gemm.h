@@ -36,8 +36,11 @@
 // An installed observer (core/observer.h) hears of every gemm and
 // gemm_batched call, on the thread that makes it.
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace rg {
 
@@ -71,5 +74,32 @@ Precision parse_precision(std::string_view name);  // "f32" | "bf16"
 int64_t bf16_min_work();                    // products with fewer multiply-adds stay f32 under BF16
 void set_bf16_min_work(int64_t multiply_adds);  // ≥ 0; kBf16MinWork by default
 std::string_view precision_name(Precision precision);
+
+// Weights rounded to bf16 once per optimizer step, not at every product.
+// While a Bf16WeightCache lives, a bf16 product whose B operand lies inside one
+// of its weights reads a copy of that operand rounded to bf16 and packed in the
+// layout oneDNN's kernel wants (pairs of K interleaved), made at the operand's
+// first product and kept until the cache ends. Without it every product
+// converts and packs its weights again: a recurrence does so at each time step,
+// forward and backward. The rounding is the same either way.
+//
+// The weights must keep their values while the cache lives: open it before a
+// step's forward pass and close it before the optimizer's update (the Trainer
+// does, and so must a loop of one's own: train/training_step.h,
+// cache_weights_for_products). Under f32 products it costs nothing. Caches
+// nest; the innermost serves. Without oneDNN it holds nothing.
+class Bf16WeightCache {
+ public:
+  explicit Bf16WeightCache(std::vector<std::span<const float>> weights);
+  ~Bf16WeightCache();
+  Bf16WeightCache(const Bf16WeightCache&) = delete;
+  Bf16WeightCache& operator=(const Bf16WeightCache&) = delete;
+  int64_t packed_copies() const;  // the bf16 copies made so far (one per weight and layout)
+
+  struct State;
+
+ private:
+  std::unique_ptr<State> state_;
+};
 
 }  // namespace rg

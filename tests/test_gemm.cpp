@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include "rmsgrad/core/error.h"
@@ -206,6 +207,60 @@ TEST_CASE("bf16 products: inputs rounded to bf16, sums in f32, every transpose, 
         // Random inputs really are rounded: f32 products agree to ~1e-7 of m.
         if (!exact) CHECK(largest_difference > 1e-4);
       }
+  }
+  set_num_threads(2);
+  set_gemm_library(before);
+}
+
+TEST_CASE("bf16 products: a cached weight is rounded and packed once and gives each product's own result") {
+  if (!bf16_products_supported()) return;  // the case above says why
+  // A cached B and a B converted at the product are the same bf16 numbers;
+  // only the order of the f32 sums may differ (oneDNN's kernel reads a packed
+  // B in its own blocking), so the two agree within twice the f32 bound of
+  // the first case, 2·(K + 2)·u·m, whatever the inputs.
+  const GemmLibrary before = gemm_library();
+  set_gemm_library(GemmLibrary::OneDNN);
+  const double u = std::ldexp(1.0, -24);
+  Generator gen(13);
+  std::vector<Product> products;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) products.push_back({ta, tb, 1, 80, 768, 256, 1.0f, 0.0f});  // a GRU's gates
+  products.push_back({false, false, 1, 129, 257, 130, -0.5f, 1.0f});
+  products.push_back({false, true, 4, 160, 160, 164, 1.0f, 0.0f});  // batched: four weights
+  products.push_back({false, false, 1, 2100, 24, 2048, 1.0f, 1.0f});  // A in blocks of rows: two primitives
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    for (const Product& p : products) {
+      CAPTURE(threads);
+      CAPTURE(p.trans_a);
+      CAPTURE(p.trans_b);
+      CAPTURE(p.m);
+      const std::vector<float> a = uniform_values(p.batch * p.m * p.k, gen);
+      const std::vector<float> b = uniform_values(p.batch * p.k * p.n, gen);
+      const std::vector<float> c = uniform_values(p.batch * p.m * p.n, gen);
+      set_product_precision(Precision::BF16);
+      const std::vector<float> converted = run(GemmLibrary::OneDNN, p, a, b, c);
+      std::vector<float> cached, again;
+      {
+        Bf16WeightCache weights({std::span<const float>(b)});
+        cached = run(GemmLibrary::OneDNN, p, a, b, c);
+        const int64_t copies = weights.packed_copies();
+        CHECK(copies >= p.batch);  // one per weight, per layout oneDNN asked for
+        again = run(GemmLibrary::OneDNN, p, a, b, c);
+        CHECK(weights.packed_copies() == copies);  // the second product packs nothing
+        Bf16WeightCache inner({std::span<const float>(c)});  // caches nest; b is not one of these weights
+        CHECK(run(GemmLibrary::OneDNN, p, a, b, c) == converted);
+        CHECK(inner.packed_copies() == 0);
+      }
+      set_product_precision(Precision::F32);
+      CHECK(again == cached);
+      const std::vector<double> size = magnitudes(p, a, b, c);
+      double worst = 0.0;
+      for (size_t i = 0; i < c.size(); ++i)
+        worst = std::max(worst, std::fabs(static_cast<double>(cached[i]) - converted[i]) /
+                                    (2.0 * static_cast<double>(p.k + 2) * u * size[i]));
+      CHECK(worst <= 1.0);
+    }
   }
   set_num_threads(2);
   set_gemm_library(before);

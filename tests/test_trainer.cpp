@@ -13,6 +13,8 @@
 
 #include "rmsgrad/autograd/ops.h"
 #include "rmsgrad/autograd/tape.h"
+#include "rmsgrad/core/gemm.h"
+#include "rmsgrad/core/random.h"
 #include "rmsgrad/data/batching.h"
 #include "rmsgrad/experiments/common/flags.h"
 #include "rmsgrad/train/run.h"
@@ -38,6 +40,18 @@ class QuadrantNet : public Module {
   }
   Var forward(const Var& x) { return (*out)(tanh((*hidden)(x))); }
   Var operator()(const Var& x) { return forward(x); }
+  std::shared_ptr<Linear> hidden, out;
+};
+
+// The same with a hidden layer of n units, whose products are large enough
+// for oneDNN (at least 32³ multiply-adds at n = 64).
+class WideNet : public Module {
+ public:
+  WideNet(int64_t n, Generator& gen) {
+    register_module("hidden", hidden, std::make_shared<Linear>(n, n, gen));
+    register_module("out", out, std::make_shared<Linear>(n, 4, gen));
+  }
+  Var operator()(const Var& x) { return (*out)(tanh((*hidden)(x))); }
   std::shared_ptr<Linear> hidden, out;
 };
 
@@ -406,6 +420,65 @@ TEST_CASE("trainer: a gradient left by a backward outside the trainer is added i
   const Tensor once = one_step(dir.path / "a", false), twice = one_step(dir.path / "b", true);
   for (int64_t i = 0; i < once.numel(); ++i)
     CHECK(twice.data()[i] == doctest::Approx(2 * once.data()[i]).epsilon(1e-5));
+}
+
+TEST_CASE("trainer: under bf16 products each step rounds the weights once, after the last update") {
+  if (!bf16_products_supported()) {
+    MESSAGE("skipped: no bf16 products here (they need oneDNN and a CPU with AVX-512 or newer)");
+    return;
+  }
+  // While the trainer runs a step, a product with a weight reads the bf16
+  // copy made for that step (core/gemm.h, Bf16WeightCache). It must be the
+  // weight as the last update left it: against the same product of a copy of
+  // the weight, which is rounded at the product, it differs only in the order
+  // of its f32 sums (at most 2·(K + 2)·u·Σ|x||w| apart, as in test_gemm.cpp),
+  // where a copy one update old would be ~lr·|g| away. After the step the
+  // cache is closed: the weight's own product is the copy's, bit for bit.
+  const GemmLibrary library = gemm_library();
+  const int64_t min_work = bf16_min_work();
+  set_gemm_library(GemmLibrary::OneDNN);
+  set_bf16_min_work(0);  // every product on oneDNN in bf16 (those of at least 32³ multiply-adds)
+  test::TempDir dir("bf16_weights");
+  Run run(RunOptions{.threads = 1, .out = dir.path.string()});
+  Generator gen(5);
+  const int64_t n = 64;
+  WideNet model(n, gen);
+  const Tensor x = normal(Shape{n, n}, 0.0f, 1.0f, gen);
+  std::vector<int32_t> labels;
+  for (int64_t i = 0; i < n; ++i) labels.push_back(static_cast<int32_t>(i % 4));
+  Sgd sgd(model.named_parameters(), SgdOptions{.lr = 0.5});
+  Trainer trainer(run, model, sgd, {.steps = 4, .eval_every = 4, .precision = Precision::BF16});
+  trainer.start();
+  // x·Wᵀ for the hidden layer's weight and for a copy of it.
+  const float* w = model.hidden->weight.value().data();
+  auto product = [&](const float* weight) {
+    std::vector<float> y(static_cast<size_t>(n * n));
+    gemm(false, true, n, n, n, 1.0f, x.data(), weight, 0.0f, y.data());
+    return y;
+  };
+  const double u = std::ldexp(1.0, -24);
+  if (trainer.due_for_validation()) trainer.validate({});
+  while (trainer.running()) {
+    const std::vector<float> copy(w, w + n * n);
+    const std::vector<float> cached = product(w), converted = product(copy.data());
+    double worst = 0.0;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double size = 0.0;
+        for (int64_t l = 0; l < n; ++l) size += std::fabs(double(x.data()[i * n + l]) * copy[j * n + l]);
+        worst = std::max(worst, std::fabs(double(cached[i * n + j]) - converted[i * n + j]) /
+                                    (2.0 * double(n + 2) * u * size));
+      }
+    CHECK(worst <= 1.0);
+    trainer.step(cross_entropy(model(constant(x)), Indices(labels)));
+    const std::vector<float> updated(w, w + n * n);
+    CHECK(product(w) == product(updated.data()));
+    if (trainer.due_for_validation()) trainer.validate({});
+  }
+  CHECK(trainer.steps_taken() == 4);
+  set_product_precision(Precision::F32);
+  set_bf16_min_work(min_work);
+  set_gemm_library(library);
 }
 
 TEST_CASE("trainer: clear errors for calls out of order") {

@@ -75,8 +75,11 @@ bool Trainer::running() {
   if (!more) {
     bar_->finish();
     stopped_ = true;
+    training_step_.close_weight_cache();  // a micro-batch's step may end the run
+    return false;
   }
-  return more;
+  training_step_.open_weight_cache();  // bf16 weights for this step's products, until its update
+  return true;
 }
 
 void Trainer::step(const Var& loss) {

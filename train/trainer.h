@@ -160,7 +160,10 @@ class Trainer {
   int64_t start();
 
   // Whether another step is due: false after `steps`, after the step that
-  // spent --train-minutes, and after --stop-after.
+  // spent --train-minutes, and after --stop-after. Under bf16 products, a yes
+  // rounds the weights to bf16 once for the step's products until its update
+  // (TrainingStep::open_weight_cache): change no weight between running() and
+  // step().
   bool running();
   int64_t steps_taken() const { return step_; }
   int64_t next_step() const { return step_ + 1; }  // the 1-based number of the step about to be taken

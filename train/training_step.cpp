@@ -16,9 +16,18 @@ TrainingStep::TrainingStep(Module& model, Optimizer& optimizer, ClipOptions clip
     : model_(model), optimizer_(optimizer), clip_(clip), group_(group),
       reducer_(group, model.named_parameters(), bucket_bytes) {}
 
+void TrainingStep::open_weight_cache() {
+  if (product_precision() != Precision::BF16 || weight_cache_) return;
+  std::vector<std::span<const float>> weights;
+  for (const auto& [name, parameter] : model_.named_parameters())
+    weights.emplace_back(parameter.value().data(), static_cast<size_t>(parameter.numel()));
+  weight_cache_.emplace(std::move(weights));
+}
+
 StepOutcome TrainingStep::update(const Var& loss) { return finish(static_cast<double>(loss.item())); }
 
 StepOutcome TrainingStep::finish(double local_loss) {
+  close_weight_cache();  // the update changes the weights
   const auto [gradient_norm, gradient_scale] = clip_gradients();
   const double loss_value = group_.sum(local_loss);  // the global batch's loss
   tape().clear();

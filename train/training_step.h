@@ -12,7 +12,12 @@
 //                   are finite, optimizer.step(clip factor), else no update;
 //                   then every parameter's gradient back to 0
 //
-// take(loss) is the two at once. The gradients are zeroed after the update,
+// take(loss) is the two at once.
+//
+// Under bf16 products (core/gemm.h), open_weight_cache() before a step's
+// forward pass rounds each weight to bf16 once for that step's products
+// (Bf16WeightCache) rather than at every product; update() closes it before
+// the weights change. The Trainer opens it at every step. The gradients are zeroed after the update,
 // not before the next backward: a gradient that a backward outside the step
 // left (a check of one's own) is added into the next step's, never wiped, as
 // in PyTorch's `loss.backward(); opt.step(); opt.zero_grad()`.
@@ -25,9 +30,11 @@
 // examples each, so the gradient is that of the mean over k·n, as one batch
 // of k·n gives it to float rounding; the step's loss is their mean.
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "rmsgrad/autograd/var.h"
+#include "rmsgrad/core/gemm.h"
 #include "rmsgrad/dist/gradient_reducer.h"
 #include "rmsgrad/dist/process_group.h"
 #include "rmsgrad/layers/module.h"
@@ -55,6 +62,10 @@ class TrainingStep {
                dist::ProcessGroup& group = dist::ProcessGroup::world(), int64_t bucket_bytes = dist::GradientReducer::kDefaultBucketBytes);
 
   void zero_grad() { optimizer_.zero_grad(); }
+  // Under bf16 products: the model's weights in bf16 from here until update()
+  // or close_weight_cache(); they must not change meanwhile. Under f32: nothing.
+  void open_weight_cache();
+  void close_weight_cache() { weight_cache_.reset(); }
   void backward(const Var& loss) { reducer_.backward(loss); }
   StepOutcome update(const Var& loss);
   StepOutcome take(const Var& loss) {
@@ -81,6 +92,7 @@ class TrainingStep {
   dist::GradientReducer reducer_;
   double accumulated_loss_ = 0.0;  // this process's micro-batch losses so far in this step
   int64_t accumulated_ = 0;        // and how many
+  std::optional<Bf16WeightCache> weight_cache_;
 };
 
 }  // namespace rg

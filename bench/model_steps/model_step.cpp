@@ -164,6 +164,11 @@ void ModelStep::enable_data_parallel(dist::ProcessGroup& group, int64_t bucket_b
   distributed_ = group.distributed();
 }
 
+void ModelStep::run() {
+  if (training_step_) training_step_->open_weight_cache();
+  take_step(batch_loss());
+}
+
 void ModelStep::take_step(const Var& loss) {
   training_step_->backward(loss);
   profile_mark("backward bookkeeping");  // the pass's end: intermediate gradients released

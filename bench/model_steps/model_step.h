@@ -81,8 +81,9 @@ class ModelStep {
   // The forward pass: the loss of the model's batch, on the tape.
   virtual Var batch_loss() = 0;
   // One training step on the batch: batch_loss(), then the drivers'
-  // TrainingStep (take_step); clears the tape.
-  void run() { take_step(batch_loss()); }
+  // TrainingStep (take_step); clears the tape. Under bf16 products the
+  // weights are rounded once for the step, as the Trainer does.
+  void run();
   virtual Module& model() = 0;
   // A new batch of `batch` sequences of up to `first` and `second` tokens
   // (RNNSearch: source and target; reader: document and query), for runs
