@@ -365,27 +365,27 @@ Var bahdanau_weights(const Var& projected, const Var& state_term, const RowNorm&
   }
 
   const row_norms::RowKernel norm(norm_state, width);
-  // q = norm_state(state_term), kept for backward; without a norm, q is state_term itself.
-  auto query = std::make_shared<Tensor>(norm.normalizes() ? Tensor::empty(Shape{batch, width}) : state_term.value());
+  auto tanh_terms = std::make_shared<Tensor>(Tensor::empty(projected.shape()));  // T, at real positions
   auto stats = std::make_shared<std::vector<float>>(norm.normalizes() ? 2 * batch : 0);
   Tensor alpha = Tensor::empty(Shape{src, batch});
   const float *p = projected.value().data(), *z = state_term.value().data();
   const float *v = score_weight.value().data(), bias = score_bias.value().data()[0];
-  float *a = alpha.data(), *st = stats->data(), *qs = query->data();
+  float *t = tanh_terms->data(), *a = alpha.data(), *st = stats->data();
   const auto real = [m, batch](int64_t j, int64_t b) { return !m || m[j * batch + b] != 0.0f; };
   parallel_for(batch, std::max<int64_t>(1, kGrainHeavy / std::max<int64_t>(src * width, 1)),
                [=](int64_t lo, int64_t hi) {
-    std::vector<float> tj(width), e(src);  // T_j of one row, in cache
+    std::vector<float> q(width), e(src);
     for (int64_t b = lo; b < hi; ++b) {
       const float* qb = z + b * width;
-      if (norm.normalizes()) norm.forward(qb, qs + b * width, st + 2 * b), qb = qs + b * width;
+      if (norm.normalizes()) norm.forward(qb, q.data(), st + 2 * b), qb = q.data();
       float top = -INFINITY;
       for (int64_t j = 0; j < src; ++j) {
         if (!real(j, b)) continue;
         const float* pj = p + (j * batch + b) * width;
+        float* tj = t + (j * batch + b) * width;
 #pragma omp simd
         for (int64_t i = 0; i < width; ++i) tj[i] = fast_tanh(pj[i] + qb[i]);
-        e[j] = rg::dot(v, tj.data(), width) + bias;
+        e[j] = rg::dot(v, tj, width) + bias;
         top = std::max(top, e[j]);
       }
       float sum = 0.0f;
@@ -400,7 +400,7 @@ Var bahdanau_weights(const Var& projected, const Var& state_term, const RowNorm&
   Tensor mask_copy = mask;
   return tape().record(
       "bahdanau_weights", std::move(alpha), inputs,
-      [query, stats, forward_norm = norm, mask_copy, src, batch, width, gain_at, bias_at](Node& n) {
+      [tanh_terms, stats, forward_norm = norm, mask_copy, src, batch, width, gain_at, bias_at](Node& n) {
         bool fresh_p = false, fresh_z = false;
         Tensor* dp_t = n.input_grad(0, fresh_p);
         Tensor* dz_t = n.input_grad(1, fresh_z);
@@ -410,8 +410,7 @@ Var bahdanau_weights(const Var& projected, const Var& state_term, const RowNorm&
         const float* const v = n.inputs[2]->value.data();
         const float* const a = n.value.data();
         const float* const g = n.grad.data();
-        const float* const p = n.inputs[0]->value.data();
-        const float* const q = query->data();
+        const float* const t = tanh_terms->data();
         const float* const m = mask_copy.defined() ? mask_copy.data() : nullptr;
         const int64_t grain = std::max<int64_t>(1, kGrainHeavy / std::max<int64_t>(src * width, 1));
         const int64_t chunks = chunk_count(batch, grain);
@@ -420,7 +419,7 @@ Var bahdanau_weights(const Var& projected, const Var& state_term, const RowNorm&
         fused_rows::PartialSums dnorm_bias(row_norms::parameter_grad(n, bias_at), width, chunks);
         const row_norms::RowKernel norm = forward_norm.with_parameters(n, gain_at, bias_at);
         parallel_for_chunks(batch, grain, [&](int64_t chunk, int64_t lo, int64_t hi) {
-          std::vector<float> dq(width), tj(width);
+          std::vector<float> dq(width);
           float *dv_part = dv.at(chunk), *db_part = dbias.at(chunk);
           for (int64_t b = lo; b < hi; ++b) {
             float sum = 0.0f;  // Σ_k α_k δ_k over the real positions: a padded one's δ may be anything
@@ -429,14 +428,12 @@ Var bahdanau_weights(const Var& projected, const Var& state_term, const RowNorm&
             std::fill(dq.begin(), dq.end(), 0.0f);
             for (int64_t j = 0; j < src; ++j) {
               const int64_t row = (j * batch + b) * width;
-              if (m && m[j * batch + b] == 0.0f) {  // α_j = 0: no gradient
+              if (m && m[j * batch + b] == 0.0f) {  // α_j = 0: no gradient, and T_j was never written
                 if (dp && fresh_p) std::fill_n(dp + row, width, 0.0f);
                 continue;
               }
               const float de = a[j * batch + b] * (g[j * batch + b] - sum);
-              const float *pj = p + row, *qb = q + b * width;
-#pragma omp simd
-              for (int64_t i = 0; i < width; ++i) tj[i] = fast_tanh(pj[i] + qb[i]);  // T_j again
+              const float* tj = t + row;
               float* o = dp ? dp + row : nullptr;
               // One pass over the row for dP, dq and dv; which of them it
               // writes, and whether dP is fresh, are compile-time choices.

@@ -27,14 +27,11 @@ Var add_tanh(const Var& a, const Var& b);
 //   de_j = α_j (δ_j − Σ_k α_k δ_k)                    (0 where α_j is)
 //   dP_j += de_j v ⊙ (1 − T_j²),  dq = Σ_j de_j v ⊙ (1 − T_j²)
 //   dv += Σ_{j,b} de_j T_j,       db_v += Σ_{j,b} de_j
-// and dq through norm_state's row backward to state_term. Saves α and the
-// normalized query q [B, A]; backward computes T again from P and q (the same
-// function of the same floats, so the same bits) rather than keeping T
-// [S, B, A]: P is one tensor for every decoder step and stays in cache, where
-// each step's T would be written and read again from memory. The same
-// function from primitives (add_tanh, a one-column product, masked_fill,
-// softmax, masked_fill) is seven nodes a decoder step, each keeping its
-// output. A batch item with no real position is an error.
+// and dq through norm_state's row backward to state_term. Saves T [S, B, A]
+// and α, nothing of size [S, B] besides: the same function from primitives
+// (add_tanh, a one-column product, masked_fill, softmax, masked_fill) is
+// seven nodes a decoder step, each keeping its output. A batch item with no
+// real position is an error.
 Var bahdanau_weights(const Var& projected, const Var& state_term, const RowNorm& norm_state,
                      const Var& score_weight, const Var& score_bias, const Tensor& mask = {});
 
