@@ -85,9 +85,10 @@ std::string_view precision_name(Precision precision);
 //
 // The weights must keep their values while the cache lives: open it before a
 // step's forward pass and close it before the optimizer's update (the Trainer
-// does, and so must a loop of one's own: train/training_step.h,
-// cache_weights_for_products). Under f32 products it costs nothing. Caches
-// nest; the innermost serves. Without oneDNN it holds nothing.
+// does, and a loop of one's own calls TrainingStep::open_weight_cache:
+// train/training_step.h). Under f32 products it costs nothing. Caches nest,
+// each closed before the one it hides; the innermost serves. Without oneDNN
+// it holds nothing.
 class Bf16WeightCache {
  public:
   explicit Bf16WeightCache(std::vector<std::span<const float>> weights);
