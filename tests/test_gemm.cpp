@@ -65,6 +65,27 @@ std::vector<double> magnitudes(const Product& p, const std::vector<float>& a, co
   return out;
 }
 
+// Random A, B and C of a product, each value in [-1, 1).
+struct Operands {
+  std::vector<float> a, b, c;
+};
+Operands random_operands(const Product& p, Generator& gen) {
+  return {uniform_values(p.batch * p.m * p.k, gen), uniform_values(p.batch * p.k * p.n, gen),
+          uniform_values(p.batch * p.m * p.n, gen)};
+}
+
+// The largest |x − y| as a fraction of the bound of two f32 sums of the
+// same terms in different orders, 2·(K + 2)·u·m (size: m per element).
+double worst_of_f32_bound(const Product& p, const std::vector<float>& x, const std::vector<float>& y,
+                          const std::vector<double>& size) {
+  const double u = std::ldexp(1.0, -24);
+  double worst = 0.0;
+  for (size_t i = 0; i < x.size(); ++i)
+    worst = std::max(worst, std::fabs(static_cast<double>(x[i]) - y[i]) /
+                                (2.0 * static_cast<double>(p.k + 2) * u * size[i]));
+  return worst;
+}
+
 }  // namespace
 
 TEST_CASE("OpenBLAS and oneDNN give the same products within float32 rounding") {
@@ -74,7 +95,6 @@ TEST_CASE("OpenBLAS and oneDNN give the same products within float32 rounding") 
     return;
   }
   const GemmLibrary before = gemm_library();
-  const double u = std::ldexp(1.0, -24);
   Generator gen(7);
   std::vector<Product> products;
   for (bool ta : {false, true})
@@ -96,18 +116,10 @@ TEST_CASE("OpenBLAS and oneDNN give the same products within float32 rounding") 
       CAPTURE(p.m);
       CAPTURE(p.n);
       CAPTURE(p.k);
-      const std::vector<float> a = uniform_values(p.batch * p.m * p.k, gen);
-      const std::vector<float> b = uniform_values(p.batch * p.k * p.n, gen);
-      const std::vector<float> c = uniform_values(p.batch * p.m * p.n, gen);
+      const auto [a, b, c] = random_operands(p, gen);
       const std::vector<float> blas = run(GemmLibrary::OpenBLAS, p, a, b, c);
       const std::vector<float> dnnl = run(GemmLibrary::OneDNN, p, a, b, c);
-      const std::vector<double> size = magnitudes(p, a, b, c);
-      double worst = 0.0;  // the largest difference as a fraction of its bound
-      for (size_t i = 0; i < c.size(); ++i) {
-        const double bound = 2.0 * static_cast<double>(p.k + 2) * u * size[i];
-        worst = std::max(worst, std::fabs(static_cast<double>(blas[i]) - dnnl[i]) / bound);
-      }
-      CHECK(worst <= 1.0);
+      CHECK(worst_of_f32_bound(p, blas, dnnl, magnitudes(p, a, b, c)) <= 1.0);
       // The same library twice gives the same bits.
       CHECK(run(GemmLibrary::OneDNN, p, a, b, c) == dnnl);
     }
@@ -220,7 +232,6 @@ TEST_CASE("bf16 products: a cached weight is rounded and packed once and gives e
   // the first case, 2·(K + 2)·u·m, whatever the inputs.
   const GemmLibrary before = gemm_library();
   set_gemm_library(GemmLibrary::OneDNN);
-  const double u = std::ldexp(1.0, -24);
   Generator gen(13);
   std::vector<Product> products;
   for (bool ta : {false, true})
@@ -235,9 +246,7 @@ TEST_CASE("bf16 products: a cached weight is rounded and packed once and gives e
       CAPTURE(p.trans_a);
       CAPTURE(p.trans_b);
       CAPTURE(p.m);
-      const std::vector<float> a = uniform_values(p.batch * p.m * p.k, gen);
-      const std::vector<float> b = uniform_values(p.batch * p.k * p.n, gen);
-      const std::vector<float> c = uniform_values(p.batch * p.m * p.n, gen);
+      const auto [a, b, c] = random_operands(p, gen);
       set_product_precision(Precision::BF16);
       const std::vector<float> converted = run(GemmLibrary::OneDNN, p, a, b, c);
       std::vector<float> cached, again;
@@ -254,12 +263,7 @@ TEST_CASE("bf16 products: a cached weight is rounded and packed once and gives e
       }
       set_product_precision(Precision::F32);
       CHECK(again == cached);
-      const std::vector<double> size = magnitudes(p, a, b, c);
-      double worst = 0.0;
-      for (size_t i = 0; i < c.size(); ++i)
-        worst = std::max(worst, std::fabs(static_cast<double>(cached[i]) - converted[i]) /
-                                    (2.0 * static_cast<double>(p.k + 2) * u * size[i]));
-      CHECK(worst <= 1.0);
+      CHECK(worst_of_f32_bound(p, cached, converted, magnitudes(p, a, b, c)) <= 1.0);
     }
   }
   set_num_threads(2);
