@@ -31,27 +31,16 @@ namespace fs = std::filesystem;
 namespace {
 
 // A user's own model: a two-layer classifier of points in the plane by the
-// quadrant they lie in (four classes).
+// quadrant they lie in (four classes); made wider on more input features,
+// its products are large enough for oneDNN.
 class QuadrantNet : public Module {
  public:
-  explicit QuadrantNet(Generator& gen) {
-    register_module("hidden", hidden, std::make_shared<Linear>(2, 16, gen));
-    register_module("out", out, std::make_shared<Linear>(16, 4, gen));
+  explicit QuadrantNet(Generator& gen, int64_t inputs = 2, int64_t width = 16) {
+    register_module("hidden", hidden, std::make_shared<Linear>(inputs, width, gen));
+    register_module("out", out, std::make_shared<Linear>(width, 4, gen));
   }
   Var forward(const Var& x) { return (*out)(tanh((*hidden)(x))); }
   Var operator()(const Var& x) { return forward(x); }
-  std::shared_ptr<Linear> hidden, out;
-};
-
-// The same with a hidden layer of n units, whose products are large enough
-// for oneDNN (at least 32³ multiply-adds at n = 64).
-class WideNet : public Module {
- public:
-  WideNet(int64_t n, Generator& gen) {
-    register_module("hidden", hidden, std::make_shared<Linear>(n, n, gen));
-    register_module("out", out, std::make_shared<Linear>(n, 4, gen));
-  }
-  Var operator()(const Var& x) { return (*out)(tanh((*hidden)(x))); }
   std::shared_ptr<Linear> hidden, out;
 };
 
@@ -442,7 +431,7 @@ TEST_CASE("trainer: under bf16 products each step rounds the weights once, after
   Run run(RunOptions{.threads = 1, .out = dir.path.string()});
   Generator gen(5);
   const int64_t n = 64;
-  WideNet model(n, gen);
+  QuadrantNet model(gen, n, n);  // products of 64³ multiply-adds: on oneDNN
   const Tensor x = normal(Shape{n, n}, 0.0f, 1.0f, gen);
   std::vector<int32_t> labels;
   for (int64_t i = 0; i < n; ++i) labels.push_back(static_cast<int32_t>(i % 4));
