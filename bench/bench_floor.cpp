@@ -46,6 +46,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <tuple>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -133,6 +134,28 @@ void replay(const Recorded& calls, ReplayBuffers& buffers, ConvBuffers& conv) {
   }
 }
 
+// --by-shape: each distinct product of the step replayed alone, `steps` times
+// after one warm-up, one JSON line per shape (its calls in a step, their
+// median ms together, GFLOP/s), the slowest first.
+void print_products_by_shape(const std::vector<GemmCall>& products, ReplayBuffers& buffers, ConvBuffers& no_conv,
+                             int steps) {
+  std::map<std::tuple<bool, bool, int64_t, int64_t, int64_t, int64_t, bool>, int> count;
+  for (const GemmCall& g : products) ++count[{g.trans_a, g.trans_b, g.batch, g.m, g.n, g.k, g.accumulate}];
+  std::vector<std::pair<double, std::string>> lines;
+  for (const auto& [key, calls] : count) {
+    const auto [ta, tb, batch, m, n, k, accumulate] = key;
+    const GemmCall g{.trans_a = ta, .trans_b = tb, .batch = batch, .m = m, .n = n, .k = k, .accumulate = accumulate};
+    const Recorded alone{std::vector<GemmCall>(calls, g), {}};
+    const double ms = bench::median_of(bench::time_steps([&] { replay(alone, buffers, no_conv); }, 1, steps));
+    lines.emplace_back(ms, fmt::format("{{\"op\": \"{}{}\", \"batch\": {}, \"m\": {}, \"n\": {}, \"k\": {}, \"accumulate\": {}, "
+                                       "\"calls\": {}, \"ms\": {:.2f}, \"gflops\": {:.1f}}}",
+                                       ta ? 'T' : 'N', tb ? 'T' : 'N', batch, m, n, k, accumulate, calls, ms,
+                                       calls * bench::flops(g) / 1e6 / ms));
+  }
+  std::sort(lines.rbegin(), lines.rend());
+  for (const auto& [ms, line] : lines) std::printf("%s\n", line.c_str());
+}
+
 // The kind of work a profiled name stands for (see the top of this file).
 std::string kind_of(std::string name) {
   if (const size_t b = name.rfind(" backward"); b != std::string::npos) name.resize(b);
@@ -172,10 +195,12 @@ int main(int argc, char** argv) {
   flags.model = "transformer";
   std::string norm = "layernorm";
   int steps = 5;
+  bool by_shape = false;
   CLI::App app{"A training step against the time of its matrix products alone", "bench_floor"};
   bench::add_model_flags(app, flags);
   app.add_option("--norm", norm, "the normalization");
   app.add_option("--steps", steps, "timed steps (and timed replays)")->check(CLI::PositiveNumber);
+  app.add_flag("--by-shape", by_shape, "then each distinct product replayed alone, a JSON line per shape, slowest first");
   if (int code = bench::parse_bench_flags(app, argc, argv); code >= 0) return code;
   try {
     set_num_threads(flags.threads);
@@ -254,6 +279,7 @@ int main(int argc, char** argv) {
                 step_ms / floor_ms, openblas_ms, step_ms / openblas_ms, peak_gflops, peak_ms, step_ms / peak_ms,
                 flops / 1e9, calls.products.size() + calls.convolutions.size(), flops / 1e6 / floor_ms, flops / 1e6 / openblas_ms, profiled_total,
                 gemm_in_step, json_ms(by_kind).c_str(), json_ms(top).c_str());
+    if (by_shape) print_products_by_shape(calls.products, buffers, no_conv, steps);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_floor: %s\n", e.what());
