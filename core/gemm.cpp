@@ -50,15 +50,24 @@ Precision& chosen_precision() {
 }
 
 #ifdef RG_HAVE_ONEDNN
-// ---------------------------------------------------------------- bf16 products
+// ------------------------------------------------------- oneDNN's matmul
 //
-// C = alpha · op(A) · op(B) + beta · C with A and B rounded to bf16 (8 bits of
-// mantissa: round to nearest, ties to even) and the products summed in f32,
-// by oneDNN's matmul primitive (AMX or AVX512-BF16 where the CPU has them).
-// A transposed operand is the same bf16 copy described with swapped strides.
-// One primitive per shape, transposes, alpha and beta, created once; each
-// thread converts into its own buffers and passes its own scratchpad, so
-// gemm_batched's threads can run the same primitive at once.
+// Two kinds of product run on oneDNN's matmul primitive rather than its
+// sgemm: bf16 products, and batches of small f32 products.
+//
+// bf16: C = alpha · op(A) · op(B) + beta · C with A and B rounded to bf16 (8
+// bits of mantissa: round to nearest, ties to even) and the products summed
+// in f32 (AMX or AVX512-BF16 where the CPU has them). A transposed operand is
+// the same bf16 copy described with swapped strides.
+//
+// Batches: `batch` products of one shape (attention's, one per head and
+// sentence) described as one 3-D product, [batch, M, K] · [batch, K, N], and
+// run by one call. A call apiece costs more than the arithmetic of a product
+// as small as 22 × 22 × 64 (BENCHMARKS.md, "Every model against its floor").
+//
+// One primitive per shape, batch, transposes, alpha, beta and input type,
+// created once; each thread passes its own scratchpad, so gemm_batched's
+// threads can run the same primitive at once.
 
 // The [rows, cols] block of a row-major matrix whose rows are `ld` floats
 // apart, in bf16, rows one after another.
@@ -82,7 +91,7 @@ void to_bf16(const float* in, int64_t ld, int64_t rows, int64_t cols, uint16_t* 
   });
 }
 
-struct Bf16Matmul {
+struct Matmul {
   dnnl::matmul::primitive_desc pd;
   dnnl::matmul primitive;
 };
@@ -92,10 +101,10 @@ dnnl::engine& cpu_engine() {
   return engine;
 }
 
-// At most kBf16Primitives are kept. A run whose batches vary in length (the
+// At most kMatmulPrimitives are kept. A run whose batches vary in length (the
 // Transformer's batches of tokens) meets new shapes every step; the least
 // recently used primitive goes (a thread still running it holds it).
-constexpr size_t kBf16Primitives = 256;
+constexpr size_t kMatmulPrimitives = 256;
 
 // B as stored, in bf16: [K, N], or [N, K] when transposed.
 dnnl::memory::desc plain_b(bool trans_b, int64_t n, int64_t k) {
@@ -103,25 +112,43 @@ dnnl::memory::desc plain_b(bool trans_b, int64_t n, int64_t k) {
   return memory::desc({k, n}, memory::data_type::bf16, trans_b ? memory::dims{1, k} : memory::dims{n, 1});
 }
 
+// The primitive for one kind of product. `bf16`: both inputs bf16, else f32.
 // `packed_b`: B comes in the layout the primitive chooses (a cached weight).
-std::shared_ptr<Bf16Matmul> bf16_matmul_for(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
-                                            float beta, bool packed_b) {
+struct MatmulKind {
+  int64_t batch, m, n, k;
+  bool trans_a, trans_b;
+  float alpha, beta;
+  bool bf16, packed_b;
+  auto tied() const { return std::tie(batch, m, n, k, trans_a, trans_b, alpha, beta, bf16, packed_b); }
+  bool operator<(const MatmulKind& other) const { return tied() < other.tied(); }
+};
+
+std::shared_ptr<Matmul> matmul_for(const MatmulKind& kind) {
   struct Entry {
-    std::shared_ptr<Bf16Matmul> matmul;
+    std::shared_ptr<Matmul> matmul;
     uint64_t used = 0;
   };
   static std::mutex mutex;
-  static std::map<std::tuple<bool, bool, int64_t, int64_t, int64_t, float, float, bool>, Entry> cache;
+  static std::map<MatmulKind, Entry> cache;
   static uint64_t clock = 0;
   std::lock_guard<std::mutex> lock(mutex);
-  auto [entry, fresh] = cache.try_emplace({trans_a, trans_b, m, n, k, alpha, beta, packed_b});
+  auto [entry, fresh] = cache.try_emplace(kind);
   entry->second.used = ++clock;
   if (!fresh) return entry->second.matmul;
   using dnnl::memory;
-  const memory::desc a({m, k}, memory::data_type::bf16, trans_a ? memory::dims{1, m} : memory::dims{k, 1});
+  const auto [batch, m, n, k, trans_a, trans_b, alpha, beta, bf16, packed_b] = kind;
+  const memory::data_type input = bf16 ? memory::data_type::bf16 : memory::data_type::f32;
+  // A single product is 2-D; a batch adds a leading dimension, each matrix
+  // right after the one before.
+  auto desc = [batch](int64_t rows, int64_t cols, memory::data_type type, bool transposed) {
+    const memory::dims strides = transposed ? memory::dims{1, rows} : memory::dims{cols, 1};
+    if (batch == 1) return memory::desc({rows, cols}, type, strides);
+    return memory::desc({batch, rows, cols}, type, {rows * cols, strides[0], strides[1]});
+  };
+  const memory::desc a = desc(m, k, input, trans_a);
   const memory::desc b =
-      packed_b ? memory::desc({k, n}, memory::data_type::bf16, memory::format_tag::any) : plain_b(trans_b, n, k);
-  const memory::desc c({m, n}, memory::data_type::f32, memory::dims{n, 1});
+      packed_b ? memory::desc({k, n}, memory::data_type::bf16, memory::format_tag::any) : desc(k, n, input, trans_b);
+  const memory::desc c = desc(m, n, memory::data_type::f32, false);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
@@ -132,12 +159,13 @@ std::shared_ptr<Bf16Matmul> bf16_matmul_for(bool trans_a, bool trans_b, int64_t 
   }
   try {
     dnnl::matmul::primitive_desc pd({a, b, c}, attr, cpu_engine());
-    entry->second.matmul = std::make_shared<Bf16Matmul>(Bf16Matmul{pd, dnnl::matmul(pd)});
+    entry->second.matmul = std::make_shared<Matmul>(Matmul{pd, dnnl::matmul(pd)});
   } catch (const dnnl::error& e) {
     cache.erase(entry);
-    throw Error(fmt::format("gemm: oneDNN has no bf16 product on this CPU ({}); run with --precision f32", e.what()));
+    if (bf16) throw Error(fmt::format("gemm: oneDNN has no bf16 product on this CPU ({}); run with --precision f32", e.what()));
+    throw Error(fmt::format("gemm: oneDNN has no product of {} [{}, {}] × [{}, {}] ({})", batch, m, k, k, n, e.what()));
   }
-  if (cache.size() > kBf16Primitives)
+  if (cache.size() > kMatmulPrimitives)
     cache.erase(std::min_element(cache.begin(), cache.end(),
                                  [](const auto& x, const auto& y) { return x.second.used < y.second.used; }));
   return entry->second.matmul;
@@ -224,8 +252,10 @@ void gemm_bf16(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, floa
     // when transposed, copied as the [K, rows] block they are there.
     if (trans_a) to_bf16(a + r0, m, k, rows, a16.data());
     else to_bf16(a + r0 * k, k, rows, k, a16.data());
-    const std::shared_ptr<Bf16Matmul> held = bf16_matmul_for(trans_a, trans_b, rows, n, k, alpha, beta, cached);
-    const Bf16Matmul& mm = *held;
+    const std::shared_ptr<Matmul> held = matmul_for({.batch = 1, .m = rows, .n = n, .k = k, .trans_a = trans_a,
+                                                     .trans_b = trans_b, .alpha = alpha, .beta = beta, .bf16 = true,
+                                                     .packed_b = cached});
+    const Matmul& mm = *held;
     const memory weights = cached ? cache->packed_b(b, trans_b, n, k, mm.pd.weights_desc(), stream)
                                   : memory(mm.pd.weights_desc(), engine, b16.data());
     scratchpad.resize(std::max(scratchpad.size(), mm.pd.scratchpad_desc().get_size()));
@@ -235,6 +265,25 @@ void gemm_bf16(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, floa
                                   {DNNL_ARG_SCRATCHPAD, memory(mm.pd.scratchpad_desc(), engine, scratchpad.data())}});
     stream.wait();
   }
+}
+
+// A batch of f32 products as one call (see the top of this section).
+void gemm_batched_onednn(int64_t batch, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                         const float* a, const float* b, float beta, float* c) {
+  thread_local std::vector<char> scratchpad;
+  dnnl::engine& engine = cpu_engine();
+  thread_local dnnl::stream stream(engine);
+  const std::shared_ptr<Matmul> held = matmul_for({.batch = batch, .m = m, .n = n, .k = k, .trans_a = trans_a,
+                                                   .trans_b = trans_b, .alpha = alpha, .beta = beta, .bf16 = false,
+                                                   .packed_b = false});
+  const Matmul& mm = *held;
+  scratchpad.resize(std::max(scratchpad.size(), mm.pd.scratchpad_desc().get_size()));
+  using dnnl::memory;
+  mm.primitive.execute(stream, {{DNNL_ARG_SRC, memory(mm.pd.src_desc(), engine, const_cast<float*>(a))},
+                                {DNNL_ARG_WEIGHTS, memory(mm.pd.weights_desc(), engine, const_cast<float*>(b))},
+                                {DNNL_ARG_DST, memory(mm.pd.dst_desc(), engine, c)},
+                                {DNNL_ARG_SCRATCHPAD, memory(mm.pd.scratchpad_desc(), engine, scratchpad.data())}});
+  stream.wait();
 }
 #endif
 
@@ -269,6 +318,13 @@ void gemm_batched_unobserved(int64_t batch, bool trans_a, bool trans_b, int64_t 
                              float alpha, const float* a, const float* b, float beta, float* c) {
   const int64_t sa = m * k, sb = k * n, sc = m * n;
   const int64_t flops_per_item = 2 * m * n * k;
+#ifdef RG_HAVE_ONEDNN
+  // On oneDNN a batch of f32 products is one call, its threads oneDNN's.
+  const bool bf16_items = chosen_precision() == Precision::BF16 && m * n * k >= chosen_bf16_min_work();
+  if (batch > 1 && !bf16_items && batch * m * n * k >= kOneDnnMinWork &&
+      chosen_library() == GemmLibrary::OneDNN)
+    return gemm_batched_onednn(batch, trans_a, trans_b, m, n, k, alpha, a, b, beta, c);
+#endif
   // Small products, or many of them, run one per thread: no thread waits for
   // another inside a product. A few products of more than ~1 Mflop each, too
   // few to balance the threads, run one by one, each keeping every thread busy.

@@ -50,8 +50,10 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
           const float* b, float beta, float* c);
 
 // `batch` independent products with contiguous matrices one after another.
-// Small or many products run in parallel over the batch (one thread each);
-// a few large ones (fewer than 4 per thread) run one by one, each on every thread.
+// On oneDNN an f32 batch is one batched call. Otherwise (OpenBLAS, or items
+// large enough for bf16) small or many products run in parallel over the
+// batch (one thread each); a few large ones (fewer than 4 per thread) run one
+// by one, each on every thread.
 void gemm_batched(int64_t batch, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
                   float alpha, const float* a, const float* b, float beta, float* c);
 

@@ -102,10 +102,13 @@ TEST_CASE("OpenBLAS and oneDNN give the same products within float32 rounding") 
       products.push_back({ta, tb, 1, 64, 48, 40, 1.0f, 0.0f});      // above the switch: oneDNN
       products.push_back({ta, tb, 1, 33, 17, 129, -0.5f, 1.0f});    // odd sizes, C accumulated
       products.push_back({ta, tb, 1, 4, 5, 6, 2.0f, 0.5f});         // below the switch: both OpenBLAS
+      // Batches: one batched call on oneDNN, a product apiece on OpenBLAS.
+      products.push_back({ta, tb, 12, 22, 22, 64, -0.5f, 1.0f});    // attention's, one per head and sentence
+      products.push_back({ta, tb, 5, 17, 33, 9, 2.0f, 0.5f});       // odd sizes
     }
   products.push_back({false, true, 1, 300, 70, 256, 1.0f, 0.0f});   // the language model's head, in small
-  products.push_back({false, false, 6, 40, 40, 24, 1.0f, 0.0f});    // batched: parallel over the batch
-  products.push_back({true, false, 3, 128, 96, 80, 1.0f, 1.0f});    // batched: one by one, threaded
+  products.push_back({false, false, 6, 40, 40, 24, 1.0f, 0.0f});    // batched: parallel over the batch on OpenBLAS
+  products.push_back({true, false, 3, 128, 96, 80, 1.0f, 1.0f});    // batched: one by one, threaded on OpenBLAS
   for (int threads : {1, 2}) {
     set_num_threads(threads);
     for (const Product& p : products) {
@@ -275,15 +278,17 @@ TEST_CASE("bf16 products: a product below kBf16MinWork stays f32, bit for bit") 
   const GemmLibrary before = gemm_library();
   set_gemm_library(GemmLibrary::OneDNN);
   Generator gen(12);
-  const Product p{false, true, 1, 64, 64, 64, 1.0f, 0.0f};  // 2¹⁸ multiply-adds
-  REQUIRE(p.m * p.n * p.k < kBf16MinWork);
-  const std::vector<float> a = uniform_values(p.m * p.k, gen), b = uniform_values(p.k * p.n, gen);
-  const std::vector<float> c(static_cast<size_t>(p.m * p.n), 0.0f);
-  const std::vector<float> f32 = run(GemmLibrary::OneDNN, p, a, b, c);
-  set_product_precision(Precision::BF16);
-  const std::vector<float> bf16 = run(GemmLibrary::OneDNN, p, a, b, c);
-  set_product_precision(Precision::F32);
-  CHECK(bf16 == f32);
+  // 2¹⁸ multiply-adds; and a batch whose items are small though the batch is not.
+  for (const Product& p : {Product{false, true, 1, 64, 64, 64, 1.0f, 0.0f}, Product{false, true, 744, 22, 22, 64, 1.0f, 0.0f}}) {
+    CAPTURE(p.batch);
+    REQUIRE(p.m * p.n * p.k < kBf16MinWork);
+    const auto [a, b, c] = random_operands(p, gen);
+    const std::vector<float> f32 = run(GemmLibrary::OneDNN, p, a, b, c);
+    set_product_precision(Precision::BF16);
+    const std::vector<float> bf16 = run(GemmLibrary::OneDNN, p, a, b, c);
+    set_product_precision(Precision::F32);
+    CHECK(bf16 == f32);
+  }
   set_gemm_library(before);
 }
 
