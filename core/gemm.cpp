@@ -8,6 +8,9 @@
 
 #ifdef RG_HAVE_ONEDNN
 #include <oneapi/dnnl/dnnl.h>
+#ifdef __AVX512BF16__
+#include <immintrin.h>
+#endif
 
 #include <map>
 #include <memory>
@@ -69,23 +72,40 @@ Precision& chosen_precision() {
 // created once; each thread passes its own scratchpad, so gemm_batched's
 // threads can run the same primitive at once.
 
+// One float rounded to bf16: to nearest, ties to even; a NaN stays a (quiet)
+// NaN; a subnormal float (below 2⁻¹²⁶) becomes a zero of its sign, as the
+// CPU's own conversion below does.
+inline uint16_t bf16_bits(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  if ((bits & 0x7f800000u) == 0) bits &= 0x80000000u;
+  const bool nan = (bits & 0x7fffffffu) > 0x7f800000u;
+  // Adding 0x7fff plus the lowest kept bit rounds to nearest, ties to even.
+  const uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
+  return static_cast<uint16_t>(nan ? (bits >> 16) | 0x40u : rounded);
+}
+
 // The [rows, cols] block of a row-major matrix whose rows are `ld` floats
-// apart, in bf16, rows one after another.
+// apart, in bf16, rows one after another. Where the compiler may use
+// AVX512-BF16, vcvtne2ps2bf16 converts 32 floats an instruction, the same
+// numbers as bf16_bits: on an operand too large for the caches (an output
+// layer's gradient), about twice the speed of the loop, which the memory
+// bus then bounds.
 void to_bf16(const float* in, int64_t ld, int64_t rows, int64_t cols, uint16_t* out) {
   parallel_for(rows * cols, kGrainElementwise, [=](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi;) {
       const int64_t r = i / cols, c0 = i % cols, c1 = std::min(cols, c0 + (hi - i));
       const float* row = in + r * ld;
       uint16_t* dst = out + r * cols;
-#pragma omp simd
-      for (int64_t c = c0; c < c1; ++c) {
-        uint32_t bits;
-        std::memcpy(&bits, &row[c], sizeof bits);
-        const bool nan = (bits & 0x7fffffffu) > 0x7f800000u;
-        // Adding 0x7fff plus the lowest kept bit rounds to nearest, ties to even.
-        const uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
-        dst[c] = static_cast<uint16_t>(nan ? (bits >> 16) | 0x40u : rounded);  // a NaN stays a (quiet) NaN
+      int64_t c = c0;
+#ifdef __AVX512BF16__
+      for (; c + 32 <= c1; c += 32) {
+        const __m512bh pair = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(row + c + 16), _mm512_loadu_ps(row + c));
+        _mm512_storeu_si512(dst + c, reinterpret_cast<__m512i>(pair));
       }
+#endif
+#pragma omp simd
+      for (int64_t j = c; j < c1; ++j) dst[j] = bf16_bits(row[j]);
       i += c1 - c0;
     }
   });

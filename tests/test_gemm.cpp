@@ -227,6 +227,43 @@ TEST_CASE("bf16 products: inputs rounded to bf16, sums in f32, every transpose, 
   set_gemm_library(before);
 }
 
+TEST_CASE("bf16 products: each input is rounded to nearest even, subnormals to zero, NaN kept") {
+  if (!bf16_products_supported()) return;  // the case above says why
+  // Row i of A holds one value, values[i mod 13] at column i mod 40, so that
+  // every value falls in every column: in the part of a row converted 32 at a
+  // time and in its tail. B is all ones, so C[i][j] is that value as rounded,
+  // exactly.
+  const GemmLibrary before = gemm_library();
+  const int64_t min_work = bf16_min_work();
+  set_gemm_library(GemmLibrary::OneDNN);
+  set_bf16_min_work(0);
+  const float tie_down = 1.0f + std::ldexp(1.0f, -8), tie_up = 1.0f + 3 * std::ldexp(1.0f, -8);
+  const std::vector<float> values = {tie_down, -tie_down, tie_up, tie_down + std::ldexp(1.0f, -20),
+                                     std::ldexp(1.0f, -130), -std::ldexp(1.0f, -130), std::ldexp(1.0f, -126),
+                                     INFINITY, -INFINITY, NAN, 3.0e38f, 0.1f, -7.3f};
+  REQUIRE(values.size() == 13);
+  const int64_t m = 13 * 40, n = 16, k = 40;
+  std::vector<float> a(m * k, 0.0f), b(k * n, 1.0f), c(m * n, 0.0f);
+  for (int64_t i = 0; i < m; ++i) a[i * k + i % k] = values[i % values.size()];
+  set_product_precision(Precision::BF16);
+  gemm(false, false, m, n, k, 1.0f, a.data(), b.data(), 0.0f, c.data());
+  set_product_precision(Precision::F32);
+  for (int64_t i = 0; i < m; ++i) {
+    const float v = values[i % values.size()];
+    const float expected = std::fpclassify(v) == FP_SUBNORMAL ? 0.0f : bf16_rounded(v);
+    bool as_rounded = true;
+    for (int64_t j = 0; j < n; ++j)
+      as_rounded = as_rounded && (std::isnan(v) ? std::isnan(c[i * n + j]) : c[i * n + j] == expected);
+    CAPTURE(i);
+    CAPTURE(v);
+    CHECK(as_rounded);
+  }
+  CHECK(bf16_rounded(tie_down) == 1.0f);
+  CHECK(bf16_rounded(tie_up) == 1.0f + std::ldexp(1.0f, -6));
+  set_bf16_min_work(min_work);
+  set_gemm_library(before);
+}
+
 TEST_CASE("bf16 products: a cached weight is rounded and packed once and gives each product's own result") {
   if (!bf16_products_supported()) return;  // the case above says why
   // A cached B and a B converted at the product are the same bf16 numbers;
