@@ -7,7 +7,6 @@
 #include <cstring>
 
 #ifdef RG_HAVE_ONEDNN
-#include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
 #ifdef __AVX512BF16__
 #include <immintrin.h>
@@ -92,9 +91,8 @@ inline uint16_t bf16_bits(float x) {
 // numbers as bf16_bits: on an operand too large for the caches (an output
 // layer's gradient), about twice the speed of the loop, which the memory
 // bus then bounds.
-// `threads` == 1 converts on the calling thread alone.
-void to_bf16(const float* in, int64_t ld, int64_t rows, int64_t cols, uint16_t* out, int threads) {
-  const auto convert = [=](int64_t lo, int64_t hi) {
+void to_bf16(const float* in, int64_t ld, int64_t rows, int64_t cols, uint16_t* out) {
+  parallel_for(rows * cols, kGrainElementwise, [=](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi;) {
       const int64_t r = i / cols, c0 = i % cols, c1 = std::min(cols, c0 + (hi - i));
       const float* row = in + r * ld;
@@ -110,9 +108,7 @@ void to_bf16(const float* in, int64_t ld, int64_t rows, int64_t cols, uint16_t* 
       for (int64_t j = c; j < c1; ++j) dst[j] = bf16_bits(row[j]);
       i += c1 - c0;
     }
-  };
-  if (threads == 1) convert(0, rows * cols);
-  else parallel_for(rows * cols, kGrainElementwise, convert);
+  });
 }
 
 struct Matmul {
@@ -138,14 +134,12 @@ dnnl::memory::desc plain_b(bool trans_b, int64_t n, int64_t k) {
 
 // The primitive for one kind of product. `bf16`: both inputs bf16, else f32.
 // `packed_b`: B comes in the layout the primitive chooses (a cached weight).
-// `threads`: those it is created for (its blocking depends on them).
 struct MatmulKind {
   int64_t batch, m, n, k;
   bool trans_a, trans_b;
   float alpha, beta;
   bool bf16, packed_b;
-  int threads;
-  auto tied() const { return std::tie(batch, m, n, k, trans_a, trans_b, alpha, beta, bf16, packed_b, threads); }
+  auto tied() const { return std::tie(batch, m, n, k, trans_a, trans_b, alpha, beta, bf16, packed_b); }
   bool operator<(const MatmulKind& other) const { return tied() < other.tied(); }
 };
 
@@ -162,7 +156,7 @@ std::shared_ptr<Matmul> matmul_for(const MatmulKind& kind) {
   entry->second.used = ++clock;
   if (!fresh) return entry->second.matmul;
   using dnnl::memory;
-  const auto [batch, m, n, k, trans_a, trans_b, alpha, beta, bf16, packed_b, threads] = kind;
+  const auto [batch, m, n, k, trans_a, trans_b, alpha, beta, bf16, packed_b] = kind;
   const memory::data_type input = bf16 ? memory::data_type::bf16 : memory::data_type::f32;
   // A single product is 2-D; a batch adds a leading dimension, each matrix
   // right after the one before.
@@ -203,8 +197,8 @@ std::shared_ptr<Matmul> matmul_for(const MatmulKind& kind) {
 constexpr int64_t kBf16BlockFloats = int64_t{1} << 22;
 
 // B as stored, rounded to bf16.
-void b_to_bf16(bool trans_b, int64_t n, int64_t k, const float* b, uint16_t* out, int threads) {
-  to_bf16(b, trans_b ? k : n, trans_b ? n : k, trans_b ? k : n, out, threads);
+void b_to_bf16(bool trans_b, int64_t n, int64_t k, const float* b, uint16_t* out) {
+  to_bf16(b, trans_b ? k : n, trans_b ? n : k, trans_b ? k : n, out);
 }
 
 }  // namespace
@@ -241,7 +235,7 @@ struct Bf16WeightCache::State {
     for (const Packed& p : packed)
       if (p.b == b && p.trans_b == trans_b && p.n == n && p.k == k && p.desc == desc) return p.memory;
     std::vector<uint16_t> plain(k * n);
-    b_to_bf16(trans_b, n, k, b, plain.data(), num_threads());
+    b_to_bf16(trans_b, n, k, b, plain.data());
     dnnl::memory from(plain_b(trans_b, n, k), cpu_engine(), plain.data()), to(desc, cpu_engine());
     dnnl::reorder(from, to).execute(stream, from, to);
     stream.wait();
@@ -257,43 +251,15 @@ Bf16WeightCache::State*& active_weight_cache() {
   return active;
 }
 
-// Threads for a bf16 product: as many as get kBf16WorkPerThread multiply-adds
-// each, at most num_threads(). Below that, waking a thread for the conversions
-// and the primitive costs more than it takes off (BENCHMARKS.md, "Where bf16
-// starts to pay": on two threads a product of 5 million multiply-adds took
-// 1.6× its time on one).
-constexpr int64_t kBf16WorkPerThread = int64_t{1} << 22;
-
-// While alive, OpenMP (so oneDNN) runs `threads` threads on this thread's
-// parallel regions; then num_threads() again.
-class OmpThreadsScope {
- public:
-  explicit OmpThreadsScope(int threads) : changed_(threads != num_threads()) {
-    if (changed_) omp_set_num_threads(threads);
-  }
-  ~OmpThreadsScope() {
-    if (changed_) omp_set_num_threads(num_threads());
-  }
-  OmpThreadsScope(const OmpThreadsScope&) = delete;
-  OmpThreadsScope& operator=(const OmpThreadsScope&) = delete;
-
- private:
-  bool changed_;
-};
-
 void gemm_bf16(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                const float* b, float beta, float* c) {
   thread_local std::vector<uint16_t> a16, b16;
   thread_local std::vector<char> scratchpad;
-  // Inside a parallel region (gemm_batched's items) oneDNN runs on this thread alone.
-  const int threads =
-      omp_in_parallel() ? 1 : static_cast<int>(std::clamp<int64_t>(m * n * k / kBf16WorkPerThread, 1, num_threads()));
-  const OmpThreadsScope scope(omp_in_parallel() ? num_threads() : threads);
   Bf16WeightCache::State* cache = active_weight_cache();
   const bool cached = cache != nullptr && cache->holds(b, k * n);
   if (!cached) {
     b16.resize(k * n);
-    b_to_bf16(trans_b, n, k, b, b16.data(), threads);
+    b_to_bf16(trans_b, n, k, b, b16.data());
   }
   const int64_t block = std::min(m, std::max<int64_t>(16, kBf16BlockFloats / k / 16 * 16));
   a16.resize(block * k);
@@ -304,11 +270,11 @@ void gemm_bf16(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, floa
     const int64_t rows = std::min(block, m - r0);
     // Rows r0 .. r0 + rows of op(A): rows of A as stored, or its columns
     // when transposed, copied as the [K, rows] block they are there.
-    if (trans_a) to_bf16(a + r0, m, k, rows, a16.data(), threads);
-    else to_bf16(a + r0 * k, k, rows, k, a16.data(), threads);
+    if (trans_a) to_bf16(a + r0, m, k, rows, a16.data());
+    else to_bf16(a + r0 * k, k, rows, k, a16.data());
     const std::shared_ptr<Matmul> held = matmul_for({.batch = 1, .m = rows, .n = n, .k = k, .trans_a = trans_a,
                                                      .trans_b = trans_b, .alpha = alpha, .beta = beta, .bf16 = true,
-                                                     .packed_b = cached, .threads = threads});
+                                                     .packed_b = cached});
     const Matmul& mm = *held;
     const memory weights = cached ? cache->packed_b(b, trans_b, n, k, mm.pd.weights_desc(), stream)
                                   : memory(mm.pd.weights_desc(), engine, b16.data());
@@ -329,7 +295,7 @@ void gemm_batched_onednn(int64_t batch, bool trans_a, bool trans_b, int64_t m, i
   thread_local dnnl::stream stream(engine);
   const std::shared_ptr<Matmul> held = matmul_for({.batch = batch, .m = m, .n = n, .k = k, .trans_a = trans_a,
                                                    .trans_b = trans_b, .alpha = alpha, .beta = beta, .bf16 = false,
-                                                   .packed_b = false, .threads = num_threads()});
+                                                   .packed_b = false});
   const Matmul& mm = *held;
   scratchpad.resize(std::max(scratchpad.size(), mm.pd.scratchpad_desc().get_size()));
   using dnnl::memory;
