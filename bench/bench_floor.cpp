@@ -4,6 +4,7 @@
 //
 //   bench_floor --model transformer --threads 1
 //   bench_floor --model rnnsearch --threads 2 --norm layernorm --set batch=40
+//   bench_floor --model transformer --threads 1 --by-shape   # then each product shape alone
 //
 // One step runs under a GemmRecording (bench/profiling.h), which notes every
 // product the forward and backward passes and the optimizer ask of the
@@ -46,9 +47,9 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
-#include <tuple>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>

@@ -23,9 +23,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <memory>
 #include <span>
-#include <cstdio>
 #include <string>
 #include <vector>
 
