@@ -6,13 +6,13 @@
 //
 // Two libraries compute them. OpenBLAS is always there. oneDNN (Debian's
 // libdnnl-dev), when the build found it, runs every product of at least
-// kOneDnnMinWork = 32³ multiply-adds: its GEMM picks its kernels by the
-// CPU's features at run time (AVX-512 where the CPU has it), while Debian's
-// OpenBLAS is told to use its AVX2 kernels (OPENBLAS_CORETYPE=Haswell) on
-// CPUs newer than it knows. Smaller products stay on OpenBLAS, whose call
-// costs less (BENCHMARKS.md, "Which library runs the products"). Both give
-// the same products within float32 rounding (tests/test_gemm.cpp); each is
-// deterministic for a given thread count.
+// kOneDnnMinWork = 32³ multiply-adds (a batch's counted together): its
+// kernels are picked by the CPU's features at run time (AVX-512 where the
+// CPU has it), while Debian's OpenBLAS is told to use its AVX2 kernels
+// (OPENBLAS_CORETYPE=Haswell) on CPUs newer than it knows. Smaller products
+// stay on OpenBLAS, whose call costs less (BENCHMARKS.md, "Which library
+// runs the products"). Both give the same products within float32 rounding
+// (tests/test_gemm.cpp); each is deterministic for a given thread count.
 //
 // The environment variable RG_GEMM=openblas or RG_GEMM=onednn chooses for the
 // whole program (read at the first product; onednn in a build without it is
