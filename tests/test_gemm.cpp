@@ -316,7 +316,9 @@ TEST_CASE("bf16 products: a product below kBf16MinWork stays f32, bit for bit") 
   set_gemm_library(GemmLibrary::OneDNN);
   Generator gen(12);
   // 2¹⁸ multiply-adds; and a batch whose items are small though the batch is not.
-  for (const Product& p : {Product{false, true, 1, 64, 64, 64, 1.0f, 0.0f}, Product{false, true, 744, 22, 22, 64, 1.0f, 0.0f}}) {
+  const std::vector<Product> products = {{false, true, 1, 64, 64, 64, 1.0f, 0.0f},
+                                         {false, true, 744, 22, 22, 64, 1.0f, 0.0f}};
+  for (const Product& p : products) {
     CAPTURE(p.batch);
     REQUIRE(p.m * p.n * p.k < kBf16MinWork);
     const auto [a, b, c] = random_operands(p, gen);
