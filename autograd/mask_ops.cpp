@@ -2,13 +2,14 @@
 //
 //   masked_fill  y = value where mask ≠ 0, else x       dx += g · [mask = 0]
 //   where        y = a where cond ≠ 0, else b           da += g · [cond ≠ 0], db += g · [cond = 0]
-//   dropout      y = x · m, m ∈ {0, 1/(1−p)}            dx += g · m   (m saved)
+//   dropout      y = x · m, m ∈ {0, 1/(1−p)}            dx += g · m   (m saved, a byte each)
 //
 // Masks are float tensors that broadcast to the input (a padding mask [B, T]
 // can be applied to scores [B, T] or, reshaped to [B, T, 1], to [B, T, H]).
 #include "rmsgrad/autograd/ops.h"
 #include "rmsgrad/core/broadcast.h"
 #include "rmsgrad/core/error.h"
+#include "rmsgrad/core/fast_math.h"
 
 namespace rg {
 
@@ -75,20 +76,26 @@ Var dropout(const Var& x, float p, bool training, Generator& gen, int batch_axis
   check(x.defined(), "dropout: undefined input");
   check(p >= 0.0f && p < 1.0f, "dropout: probability must be in [0, 1), got {}", p);
   if (!training || p == 0.0f) return x;
-  Tensor mask = dropout_mask(x.shape(), p, gen, batch_axis);
+  // The mask is kept as one byte an element (1: kept), in a float tensor's
+  // storage: a float mask moved four times the bytes, written here and read
+  // here and in backward.
+  Tensor keep_storage = Tensor::empty(Shape{(x.value().numel() + 3) / 4});
   Tensor out = Tensor::empty(x.shape());
-  const float *px = x.value().data(), *pm = mask.data();
-  float* po = out.data();
-  parallel_for(out.numel(), kGrainElementwise, [&](int64_t lo, int64_t hi) {
-    for (int64_t i = lo; i < hi; ++i) po[i] = px[i] * pm[i];
-  });
-  return tape().record("dropout", std::move(out), {x}, [mask](Node& n) {
-    Tensor* dx = n.input_grad(0);
+  dropout_apply(x.shape(), p, gen, batch_axis, x.value().data(), out.data(),
+                reinterpret_cast<uint8_t*>(keep_storage.data()));
+  const float scale = 1.0f / (1.0f - p);
+  return tape().record("dropout", std::move(out), {x}, [keep_storage, scale](Node& n) {
+    bool assign = false;
+    Tensor* dx = n.input_grad(0, assign);
     if (!dx) return;
-    const float *g = n.grad.data(), *m = mask.data();
+    const auto* k = reinterpret_cast<const uint8_t*>(keep_storage.data());
+    const float* g = n.grad.data();
     float* d = dx->data();
     parallel_for(dx->numel(), kGrainElementwise, [&](int64_t lo, int64_t hi) {
-      for (int64_t i = lo; i < hi; ++i) d[i] += g[i] * m[i];
+      if (assign)
+        for (int64_t i = lo; i < hi; ++i) d[i] = g[i] * branchless_select(k[i] != 0, scale, 0.0f);
+      else
+        for (int64_t i = lo; i < hi; ++i) d[i] += g[i] * branchless_select(k[i] != 0, scale, 0.0f);
     });
   });
 }

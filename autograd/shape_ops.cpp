@@ -11,6 +11,7 @@
 // Concat and slice view tensors as [outer, D, inner] around the axis, so a
 // block is `inner` contiguous floats repeated `outer` times.
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <numeric>
 
@@ -69,11 +70,24 @@ void permute_kernel(const Tensor& x, const std::vector<int>& order, Tensor& out,
   const float* px = x.data();
   float* po = out.data();
   parallel_for(rows, std::max<int64_t>(1, kGrainElementwise / std::max<int64_t>(n, 1)), [&](int64_t lo, int64_t hi) {
+    // Output row r's index over the leading axes, and where it starts in x:
+    // found by division for the first row, then counted on like an odometer
+    // (a division per axis and row cost more than copying a head's row).
+    std::array<int64_t, Shape::kMaxRank> index{};
+    int64_t offset = 0, rest = lo;
+    for (int i = rank - 2; i >= 0; --i) {
+      index[i] = rest % dims[i];
+      offset += index[i] * strides[i];
+      rest /= dims[i];
+    }
     for (int64_t r = lo; r < hi; ++r) {
-      int64_t rest = r, offset = 0;
-      for (int i = rank - 2; i >= 0; --i) {
-        offset += (rest % dims[i]) * strides[i];
-        rest /= dims[i];
+      if (r > lo) {
+        for (int i = rank - 2; i >= 0; --i) {
+          offset += strides[i];
+          if (++index[i] < dims[i]) break;
+          offset -= dims[i] * strides[i];
+          index[i] = 0;
+        }
       }
       float* o = po + r * n;
       const float* in = px + offset;

@@ -197,10 +197,12 @@ int main(int argc, char** argv) {
   std::string norm = "layernorm";
   int steps = 5;
   bool by_shape = false;
+  size_t top_ops = 8;
   CLI::App app{"A training step against the time of its matrix products alone", "bench_floor"};
   bench::add_model_flags(app, flags);
   app.add_option("--norm", norm, "the normalization");
   app.add_option("--steps", steps, "timed steps (and timed replays)")->check(CLI::PositiveNumber);
+  app.add_option("--top-ops", top_ops, "how many ops top_ops_ms lists, costliest first (8)");
   app.add_flag("--by-shape", by_shape, "then each distinct product replayed alone, a JSON line per shape, slowest first");
   if (int code = bench::parse_bench_flags(app, argc, argv); code >= 0) return code;
   try {
@@ -258,7 +260,7 @@ int main(int argc, char** argv) {
     for (const auto& [name, ms] : outside_products) ranked.emplace_back(ms, name);
     std::sort(ranked.rbegin(), ranked.rend());
     std::map<std::string, double> top;
-    for (size_t i = 0; i < ranked.size() && i < 8; ++i) top[ranked[i].second] = ranked[i].first;
+    for (size_t i = 0; i < ranked.size() && i < top_ops; ++i) top[ranked[i].second] = ranked[i].first;
 
     double flops = 0.0;
     for (const GemmCall& g : calls.products) flops += bench::flops(g);

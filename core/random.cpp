@@ -143,25 +143,49 @@ Tensor normal(const Shape& shape, float mean, float stddev, Generator& gen, int 
   return t;
 }
 
-Tensor dropout_mask(const Shape& shape, float p, Generator& gen, int batch_axis) {
+namespace {
+
+// Element i is dropped when its draw's uniform float is below p, i.e. when
+// the draw's top 24 bits, an integer v, satisfy v < p · 2^24, i.e.
+// v < ceil(p · 2^24): compared as integers, so the loops vectorise.
+// store(i, kept) is called once for every element, from several threads.
+template <class Store>
+void draw_dropout(const Shape& shape, float p, Generator& gen, int batch_axis, Store store) {
   check(p >= 0.0f && p < 1.0f, "dropout: probability must be in [0, 1), got {}", p);
-  Tensor t = Tensor::empty(shape);
-  float* m = t.data();
-  const float keep_scale = 1.0f / (1.0f - p);
-  // Dropped when bits_to_uniform(b) < p, i.e. when the top 24 bits, an
-  // integer v, satisfy v < p · 2^24, i.e. v < ceil(p · 2^24): compared as
-  // integers, so the loop vectorises and the masks are the same.
   const uint32_t threshold = static_cast<uint32_t>(std::ceil(static_cast<double>(p) * 16777216.0));
   const DrawLayout layout(shape, batch_axis, gen, 1);
   const uint64_t first = layout.first, seed = gen.seed();
-  parallel_for(t.numel(), kGrainElementwise, [&layout, m, keep_scale, threshold, first, seed](int64_t a, int64_t b) {
+  parallel_for(shape.numel(), kGrainElementwise, [&layout, &store, threshold, first, seed](int64_t a, int64_t b) {
+    // Local copies: a byte store may alias anything reached through a
+    // pointer (the captures among them), which kept the loop scalar.
     const Generator draws(seed);
+    const uint64_t first_draw = first;
+    const uint32_t dropped_below = threshold;
+    Store local_store = store;
     layout.for_range(a, b, [&](int64_t i, uint64_t draw) {
-      const auto top24 = static_cast<uint32_t>(draws.bits_at(first + draw) >> 40);
-      m[i] = branchless_select(top24 < threshold, 0.0f, keep_scale);
+      local_store(i, static_cast<uint32_t>(draws.bits_at(first_draw + draw) >> 40) >= dropped_below);
     });
   });
+}
+
+}  // namespace
+
+Tensor dropout_mask(const Shape& shape, float p, Generator& gen, int batch_axis) {
+  Tensor t = Tensor::empty(shape);
+  float* m = t.data();
+  const float keep_scale = 1.0f / (1.0f - p);
+  draw_dropout(shape, p, gen, batch_axis,
+               [m, keep_scale](int64_t i, bool kept) { m[i] = branchless_select(kept, keep_scale, 0.0f); });
   return t;
+}
+
+void dropout_apply(const Shape& shape, float p, Generator& gen, int batch_axis, const float* x, float* y,
+                   uint8_t* keep) {
+  const float keep_scale = 1.0f / (1.0f - p);
+  draw_dropout(shape, p, gen, batch_axis, [x, y, keep, keep_scale](int64_t i, bool kept) {
+    y[i] = x[i] * branchless_select(kept, keep_scale, 0.0f);
+    keep[i] = kept;
+  });
 }
 
 }  // namespace rg

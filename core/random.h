@@ -92,6 +92,11 @@ Tensor normal(const Shape& shape, float mean, float stddev, Generator& gen);
 Tensor normal(const Shape& shape, float mean, float stddev, Generator& gen, int batch_axis);
 // A tensor of 1/(1-p) with probability 1-p and 0 with probability p.
 Tensor dropout_mask(const Shape& shape, float p, Generator& gen, int batch_axis = 0);
+// Draws that mask m and applies it in the same pass: y = x · m, and
+// keep[i] = 1 where m[i] = 1/(1-p), 0 where m[i] = 0 (the mask a byte an
+// element, for backward). x, y and keep hold shape.numel() elements each.
+void dropout_apply(const Shape& shape, float p, Generator& gen, int batch_axis, const float* x, float* y,
+                   uint8_t* keep);
 
 // Turns draws into floats; exposed for the fills and their tests.
 inline float bits_to_uniform(uint64_t bits) {

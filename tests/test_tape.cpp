@@ -26,6 +26,58 @@ TEST_CASE("a value used twice receives both gradients") {
   tape().clear();
 }
 
+// Ops whose backward writes a fresh gradient buffer, or adds into one that an
+// earlier backward (the input's later use) has filled, over enough elements
+// for two threads to split the work.
+TEST_CASE("dropout and permute give the same gradient whether it is their input's first or not") {
+  set_num_threads(2);
+  Generator values(3);
+  const Tensor x_value = uniform(Shape{6, 50, 4, 64}, -1.0f, 1.0f, values);
+  const Tensor weights = uniform(x_value.shape(), -1.0f, 1.0f, values);
+  // d/dx [Σ dropout(x) + 2 Σ x] = m + 2, whichever backward runs first; the
+  // forward is x · m bit for bit, m being dropout_mask's from the same draws.
+  for (bool dropout_first : {true, false}) {
+    Var x = parameter(x_value.clone());
+    Generator gen(9), same_gen(9);
+    const Tensor mask = dropout_mask(x_value.shape(), 0.25f, same_gen);
+    Var dropped, doubled;  // backward runs in reverse: the op recorded first adds to the other's gradient
+    if (dropout_first) {
+      dropped = dropout(x, 0.25f, true, gen);
+      doubled = x * 2.0f;
+    } else {
+      doubled = x * 2.0f;
+      dropped = dropout(x, 0.25f, true, gen);
+    }
+    (sum(dropped) + sum(doubled)).backward();
+    for (int64_t i = 0; i < x_value.numel(); ++i) {
+      REQUIRE_MESSAGE(dropped.value().data()[i] == x_value.data()[i] * mask.data()[i], "element " << i);
+      REQUIRE_MESSAGE(x.grad().data()[i] == mask.data()[i] + 2.0f, "element " << i);
+    }
+    tape().clear();
+  }
+  // The head split (last axis kept) and a full reversal: every output row
+  // read from where its index says, rows split over threads at any point.
+  for (const std::vector<int>& order : {std::vector<int>{0, 2, 1, 3}, std::vector<int>{3, 1, 0, 2}}) {
+    Var x = parameter(x_value.clone());
+    Var y = permute(x, order);
+    const Shape& s = x_value.shape();
+    int64_t at[4];
+    for (at[0] = 0; at[0] < s[0]; ++at[0])
+      for (at[1] = 0; at[1] < s[1]; ++at[1])
+        for (at[2] = 0; at[2] < s[2]; ++at[2])
+          for (at[3] = 0; at[3] < s[3]; ++at[3])
+            REQUIRE(y.value().at({at[order[0]], at[order[1]], at[order[2]], at[order[3]]}) ==
+                    x_value.at({at[0], at[1], at[2], at[3]}));
+    // d/dx [Σ w ⊙ x + Σ permute(w, order) ⊙ permute(x, order)] = 2w: the
+    // permute's backward adds the permuted-back gradient to the first term's.
+    Var loss = sum(x * constant(weights)) + sum(y * permute(constant(weights), order));
+    loss.backward();
+    for (int64_t i = 0; i < x_value.numel(); ++i)
+      REQUIRE_MESSAGE(x.grad().data()[i] == 2.0f * weights.data()[i], "element " << i);
+    tape().clear();
+  }
+}
+
 TEST_CASE("parameter gradients accumulate across backward passes until zeroed") {
   Var w = parameter(Tensor::from(Shape{1}, {2}));
   for (int step = 0; step < 3; ++step) {
