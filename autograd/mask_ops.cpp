@@ -3,6 +3,11 @@
 //   masked_fill  y = value where mask ≠ 0, else x       dx += g · [mask = 0]
 //   where        y = a where cond ≠ 0, else b           da += g · [cond ≠ 0], db += g · [cond = 0]
 //   dropout      y = x · m, m ∈ {0, 1/(1−p)}            dx += g · m   (m saved, a byte each)
+//   relu_dropout y = max(x, 0) · m                       dx += g · m · [x > 0] = g / (1−p) · [y > 0]
+//
+// relu_dropout saves no mask: y > 0 exactly where x > 0 and the element was
+// kept, so y says where the gradient passes, and a ReLU's pass and its
+// backward's are saved (a Transformer's feed-forward layer).
 //
 // Masks are float tensors that broadcast to the input (a padding mask [B, T]
 // can be applied to scores [B, T] or, reshaped to [B, T, 1], to [B, T, H]).
@@ -96,6 +101,28 @@ Var dropout(const Var& x, float p, bool training, Generator& gen, int batch_axis
         for (int64_t i = lo; i < hi; ++i) d[i] = g[i] * branchless_select(k[i] != 0, scale, 0.0f);
       else
         for (int64_t i = lo; i < hi; ++i) d[i] += g[i] * branchless_select(k[i] != 0, scale, 0.0f);
+    });
+  });
+}
+
+Var relu_dropout(const Var& x, float p, bool training, Generator& gen, int batch_axis) {
+  check(x.defined(), "relu_dropout: undefined input");
+  check(p >= 0.0f && p < 1.0f, "relu_dropout: probability must be in [0, 1), got {}", p);
+  if (!training || p == 0.0f) return relu(x);
+  Tensor out = Tensor::empty(x.shape());
+  relu_dropout_apply(x.shape(), p, gen, batch_axis, x.value().data(), out.data());
+  const float scale = 1.0f / (1.0f - p);
+  return tape().record("relu_dropout", std::move(out), {x}, [scale](Node& n) {
+    bool assign = false;
+    Tensor* dx = n.input_grad(0, assign);
+    if (!dx) return;
+    const float *g = n.grad.data(), *y = n.value.data();
+    float* d = dx->data();
+    parallel_for(dx->numel(), kGrainElementwise, [&](int64_t lo, int64_t hi) {
+      if (assign)
+        for (int64_t i = lo; i < hi; ++i) d[i] = g[i] * branchless_select(y[i] > 0.0f, scale, 0.0f);
+      else
+        for (int64_t i = lo; i < hi; ++i) d[i] += g[i] * branchless_select(y[i] > 0.0f, scale, 0.0f);
     });
   });
 }

@@ -12,7 +12,7 @@
 //   index_ops.cpp    index_select gather embedding topk multinomial
 //   softmax.cpp      softmax log_softmax cross_entropy
 //   losses.cpp       mse_loss l1_loss huber_loss nll_loss binary_cross_entropy_with_logits
-//   mask_ops.cpp     masked_fill where dropout
+//   mask_ops.cpp     masked_fill where dropout relu_dropout
 //
 // Every op checks its inputs and throws rg::Error naming the op and shapes.
 // Ops record themselves on the thread's tape (autograd/tape.h) when any input
@@ -251,5 +251,7 @@ Var where(const Tensor& condition, const Var& a, const Var& b);
 // In training, zeroes each element with probability p and scales the rest by
 // 1/(1-p); in evaluation returns x unchanged.
 Var dropout(const Var& x, float p, bool training, Generator& gen, int batch_axis = 0);
+// dropout(relu(x)) in one pass, the same draws; in evaluation relu(x).
+Var relu_dropout(const Var& x, float p, bool training, Generator& gen, int batch_axis = 0);
 
 }  // namespace rg

@@ -188,4 +188,11 @@ void dropout_apply(const Shape& shape, float p, Generator& gen, int batch_axis, 
   });
 }
 
+void relu_dropout_apply(const Shape& shape, float p, Generator& gen, int batch_axis, const float* x, float* y) {
+  const float keep_scale = 1.0f / (1.0f - p);
+  draw_dropout(shape, p, gen, batch_axis, [x, y, keep_scale](int64_t i, bool kept) {
+    y[i] = branchless_select(x[i] < 0.0f, 0.0f, x[i]) * branchless_select(kept, keep_scale, 0.0f);
+  });
+}
+
 }  // namespace rg

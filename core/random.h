@@ -97,6 +97,9 @@ Tensor dropout_mask(const Shape& shape, float p, Generator& gen, int batch_axis 
 // element, for backward). x, y and keep hold shape.numel() elements each.
 void dropout_apply(const Shape& shape, float p, Generator& gen, int batch_axis, const float* x, float* y,
                    uint8_t* keep);
+// The same draws applied after a ReLU: y = max(x, 0) · m. Nothing else is
+// kept: y > 0 exactly where x > 0 and the element was kept.
+void relu_dropout_apply(const Shape& shape, float p, Generator& gen, int batch_axis, const float* x, float* y);
 
 // Turns draws into floats; exposed for the fills and their tests.
 inline float bits_to_uniform(uint64_t bits) {

@@ -23,6 +23,11 @@ Var Dropout::forward(const Var& x, int batch_axis) {
   return dropout(x, p_, is_training(), gen(), batch_axis);  // the op in autograd/mask_ops.cpp
 }
 
+Var Dropout::forward_relu(const Var& x, int batch_axis) {
+  check(x.defined(), "Dropout: undefined input");
+  return relu_dropout(x, p_, is_training(), gen(), batch_axis);
+}
+
 GaussianNoise::GaussianNoise(float stddev, uint64_t seed) : RandomLayer(seed), stddev_(checked_stddev(stddev)) {}
 GaussianNoise::GaussianNoise(float stddev, Generator& gen) : RandomLayer(gen), stddev_(checked_stddev(stddev)) {}
 

@@ -50,6 +50,9 @@ class Dropout : public RandomLayer {
 
   using RandomLayer::forward;  // forward(x): batch first
   Var forward(const Var& x, int batch_axis) override;
+  // forward(relu(x)) as one op (relu_dropout): the same draws and values in
+  // one pass each way instead of two.
+  Var forward_relu(const Var& x, int batch_axis = 0);
   float p() const { return p_; }
 
  private:

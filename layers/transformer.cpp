@@ -62,7 +62,7 @@ Var feed_forward(FeedForwardKind kind, Linear& linear1, Linear& linear2, Linear*
                  const Var& x) {
   Var hidden = linear1.forward(x);
   switch (kind) {
-    case FeedForwardKind::ReLU: hidden = relu(hidden); break;
+    case FeedForwardKind::ReLU: return linear2.forward(dropout.forward_relu(hidden));  // one op, one pass
     case FeedForwardKind::GELU: hidden = gelu(hidden); break;
     case FeedForwardKind::SwiGLU: hidden = swiglu(hidden, linear3->forward(x)); break;
   }

@@ -474,7 +474,7 @@ TEST_CASE("gradcheck: masked_fill and where") {
   check_cases(cases);
 }
 
-TEST_CASE("gradcheck: dropout with a fixed mask, and identity in evaluation") {
+TEST_CASE("gradcheck: dropout and relu_dropout with a fixed mask, and identity in evaluation") {
   // A fresh generator with a fixed seed inside f: every call draws the same mask.
   std::vector<Case> cases;
   for (float p : {0.2f, 0.5f}) {
@@ -484,6 +484,10 @@ TEST_CASE("gradcheck: dropout with a fixed mask, and identity in evaluation") {
                        return dropout(v[0], p, true, gen);
                      }});
   }
+  cases.push_back({"relu_dropout training p=0.3", {randn(Shape{4, 6}, 903)}, [](const std::vector<Var>& v) {
+                     Generator gen(42);
+                     return relu_dropout(v[0], 0.3f, true, gen);
+                   }});
   cases.push_back({"dropout evaluation", {randn(Shape{4, 6}, 901)}, [](const std::vector<Var>& v) {
                      Generator gen(42);
                      return dropout(v[0], 0.5f, false, gen);

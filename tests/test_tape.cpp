@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -29,7 +30,7 @@ TEST_CASE("a value used twice receives both gradients") {
 // Ops whose backward writes a fresh gradient buffer, or adds into one that an
 // earlier backward (the input's later use) has filled, over enough elements
 // for two threads to split the work.
-TEST_CASE("dropout and permute give the same gradient whether it is their input's first or not") {
+TEST_CASE("dropout, relu_dropout and permute give the same gradient whether it is their input's first or not") {
   set_num_threads(2);
   Generator values(3);
   const Tensor x_value = uniform(Shape{6, 50, 4, 64}, -1.0f, 1.0f, values);
@@ -52,6 +53,38 @@ TEST_CASE("dropout and permute give the same gradient whether it is their input'
     for (int64_t i = 0; i < x_value.numel(); ++i) {
       REQUIRE_MESSAGE(dropped.value().data()[i] == x_value.data()[i] * mask.data()[i], "element " << i);
       REQUIRE_MESSAGE(x.grad().data()[i] == mask.data()[i] + 2.0f, "element " << i);
+    }
+    tape().clear();
+  }
+  // relu_dropout is dropout(relu(x)): the same values bit for bit. The
+  // gradient of Σ w ⊙ relu_dropout(x) + 2 Σ x is w/(1−p) + 2 where y > 0,
+  // else 2. Where relu_dropout's backward comes first (it assigns) it is the
+  // composed ops' bits; where it adds to the 2 it may be one fused
+  // multiply-add, rounded once where the composed ops round twice: both
+  // within 3·2⁻²⁴ of the exact value (w/(1−p) ∈ [−4/3, 4/3] is rounded once
+  // and the sum, at least 2/3, once more).
+  for (bool fused_first : {true, false}) {
+    Var x = parameter(x_value.clone()), same_x = parameter(x_value.clone());
+    Generator gen(9), same_gen(9);
+    Var fused, doubled;
+    if (fused_first) {
+      fused = relu_dropout(x, 0.25f, true, gen);
+      doubled = x * 2.0f;
+    } else {
+      doubled = x * 2.0f;
+      fused = relu_dropout(x, 0.25f, true, gen);
+    }
+    (sum(fused * constant(weights)) + sum(doubled)).backward();
+    Var composed = dropout(relu(same_x), 0.25f, true, same_gen);
+    Var same_doubled = same_x * 2.0f;
+    (sum(composed * constant(weights)) + sum(same_doubled)).backward();
+    const float scale = 1.0f / 0.75f;
+    for (int64_t i = 0; i < x_value.numel(); ++i) {
+      REQUIRE_MESSAGE(fused.value().data()[i] == composed.value().data()[i], "element " << i);
+      const double exact = fused.value().data()[i] > 0.0f ? double{weights.data()[i]} * scale + 2.0 : 2.0;
+      for (float got : {x.grad().data()[i], same_x.grad().data()[i]})
+        REQUIRE_MESSAGE(std::fabs(got - exact) <= 3.0 * std::ldexp(std::fabs(exact), -24), "element " << i);
+      if (!fused_first) REQUIRE_MESSAGE(x.grad().data()[i] == same_x.grad().data()[i], "element " << i);
     }
     tape().clear();
   }

@@ -29,7 +29,7 @@ import zlib
 import torch
 import torch.nn.functional as F
 
-OPS = [  # every differentiable op of ops.h except dropout; the C++ table must know exactly these
+OPS = [  # every differentiable op of ops.h except dropout and relu_dropout; the C++ table must know exactly these
     "add", "sub", "mul", "div", "maximum", "add_scalar", "mul_scalar",
     "neg", "exp", "log", "tanh", "sigmoid", "relu", "leaky_relu", "sqrt", "rsqrt", "square", "abs",
     "clamp", "scalar_sub", "gelu", "silu", "swiglu", "softplus", "pow",
