@@ -81,9 +81,9 @@ Var dropout(const Var& x, float p, bool training, Generator& gen, int batch_axis
   check(x.defined(), "dropout: undefined input");
   check(p >= 0.0f && p < 1.0f, "dropout: probability must be in [0, 1), got {}", p);
   if (!training || p == 0.0f) return x;
-  // The mask is kept as one byte an element (1: kept), in a float tensor's
-  // storage: a float mask moved four times the bytes, written here and read
-  // here and in backward.
+  // The mask is kept for backward as one byte an element (1: kept), in a
+  // float tensor's storage: a quarter of a float mask's bytes to write here
+  // and read back there.
   Tensor keep_storage = Tensor::empty(Shape{(x.value().numel() + 3) / 4});
   Tensor out = Tensor::empty(x.shape());
   dropout_apply(x.shape(), p, gen, batch_axis, x.value().data(), out.data(),

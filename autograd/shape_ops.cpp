@@ -71,8 +71,8 @@ void permute_kernel(const Tensor& x, const std::vector<int>& order, Tensor& out,
   float* po = out.data();
   parallel_for(rows, std::max<int64_t>(1, kGrainElementwise / std::max<int64_t>(n, 1)), [&](int64_t lo, int64_t hi) {
     // Output row r's index over the leading axes, and where it starts in x:
-    // found by division for the first row, then counted on like an odometer
-    // (a division per axis and row cost more than copying a head's row).
+    // found by division for the first row, then counted on like an
+    // odometer, with no division per axis and row.
     std::array<int64_t, Shape::kMaxRank> index{};
     int64_t offset = 0, rest = lo;
     for (int i = rank - 2; i >= 0; --i) {
