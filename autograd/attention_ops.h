@@ -80,4 +80,17 @@ class AttentionValues {
 // tensors. A query that can see no key is an error.
 Var attention_softmax(const Var& scores, float scale, const Tensor& key_mask = {}, bool causal = false);
 
+// Multi-head attention's two products, each head read and written in place
+// in [B, T, H·d] (autograd/head_products.cpp), where splitting the heads out
+// to [B·H, T, d] and merging them back copied every query, key, value and
+// output, and their gradients, once more:
+//   head_scores(q [B, Tq, H·d], k [B, Tk, H·d]) → s [B, H, Tq, Tk],
+//     s[b, h] = Q_bh K_bhᵀ,    dQ_bh += G_bh K_bh,    dK_bh += G_bhᵀ Q_bh
+//   head_mix(w [B, H, Tq, Tk], v [B, Tk, H·d]) → o [B, Tq, H·d],
+//     O_bh = W_bh V_bh,        dW_bh += G_bh V_bhᵀ,   dV_bh += W_bhᵀ G_bh
+// where X_bh is the [T, d] matrix of head h of sentence b: rows H·d apart,
+// starting h·d into its sentence. Products through gemm_grid (core/gemm.h).
+Var head_scores(const Var& q, const Var& k, int64_t heads);
+Var head_mix(const Var& weights, const Var& v, int64_t heads);
+
 }  // namespace rg

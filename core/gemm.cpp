@@ -134,12 +134,19 @@ dnnl::memory::desc plain_b(bool trans_b, int64_t n, int64_t k) {
 
 // The primitive for one kind of product. `bf16`: both inputs bf16, else f32.
 // `packed_b`: B comes in the layout the primitive chooses (a cached weight).
+// `inners` > 0: a grid of batch × inners products at the strides of a, b, c
+// (gemm_grid); else `batch` products one after another.
 struct MatmulKind {
   int64_t batch, m, n, k;
   bool trans_a, trans_b;
   float alpha, beta;
   bool bf16, packed_b;
-  auto tied() const { return std::tie(batch, m, n, k, trans_a, trans_b, alpha, beta, bf16, packed_b); }
+  int64_t inners = 0;
+  GridStrides a{}, b{}, c{};
+  auto tied() const {
+    return std::tie(batch, m, n, k, trans_a, trans_b, alpha, beta, bf16, packed_b, inners, a.outer, a.inner, a.ld,
+                    b.outer, b.inner, b.ld, c.outer, c.inner, c.ld);
+  }
   bool operator<(const MatmulKind& other) const { return tied() < other.tied(); }
 };
 
@@ -156,19 +163,21 @@ std::shared_ptr<Matmul> matmul_for(const MatmulKind& kind) {
   entry->second.used = ++clock;
   if (!fresh) return entry->second.matmul;
   using dnnl::memory;
-  const auto [batch, m, n, k, trans_a, trans_b, alpha, beta, bf16, packed_b] = kind;
+  const auto& [batch, m, n, k, trans_a, trans_b, alpha, beta, bf16, packed_b, inners, grid_a, grid_b, grid_c] = kind;
   const memory::data_type input = bf16 ? memory::data_type::bf16 : memory::data_type::f32;
   // A single product is 2-D; a batch adds a leading dimension, each matrix
-  // right after the one before.
-  auto desc = [batch](int64_t rows, int64_t cols, memory::data_type type, bool transposed) {
-    const memory::dims strides = transposed ? memory::dims{1, rows} : memory::dims{cols, 1};
+  // right after the one before; a grid two, at its strides.
+  auto desc = [&](int64_t rows, int64_t cols, memory::data_type type, bool transposed, const GridStrides& grid) {
+    const int64_t ld = inners > 0 ? grid.ld : (transposed ? rows : cols);
+    const memory::dims strides = transposed ? memory::dims{1, ld} : memory::dims{ld, 1};
+    if (inners > 0) return memory::desc({batch, inners, rows, cols}, type, {grid.outer, grid.inner, strides[0], strides[1]});
     if (batch == 1) return memory::desc({rows, cols}, type, strides);
     return memory::desc({batch, rows, cols}, type, {rows * cols, strides[0], strides[1]});
   };
-  const memory::desc a = desc(m, k, input, trans_a);
-  const memory::desc b =
-      packed_b ? memory::desc({k, n}, memory::data_type::bf16, memory::format_tag::any) : desc(k, n, input, trans_b);
-  const memory::desc c = desc(m, n, memory::data_type::f32, false);
+  const memory::desc a = desc(m, k, input, trans_a, grid_a);
+  const memory::desc b = packed_b ? memory::desc({k, n}, memory::data_type::bf16, memory::format_tag::any)
+                                  : desc(k, n, input, trans_b, grid_b);
+  const memory::desc c = desc(m, n, memory::data_type::f32, false, grid_c);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
@@ -287,15 +296,12 @@ void gemm_bf16(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, floa
   }
 }
 
-// A batch of f32 products as one call (see the top of this section).
-void gemm_batched_onednn(int64_t batch, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
-                         const float* a, const float* b, float beta, float* c) {
+// A batch or a grid of f32 products as one call (see the top of this section).
+void gemm_batched_onednn(const MatmulKind& kind, const float* a, const float* b, float* c) {
   thread_local std::vector<char> scratchpad;
   dnnl::engine& engine = cpu_engine();
   thread_local dnnl::stream stream(engine);
-  const std::shared_ptr<Matmul> held = matmul_for({.batch = batch, .m = m, .n = n, .k = k, .trans_a = trans_a,
-                                                   .trans_b = trans_b, .alpha = alpha, .beta = beta, .bf16 = false,
-                                                   .packed_b = false});
+  const std::shared_ptr<Matmul> held = matmul_for(kind);
   const Matmul& mm = *held;
   scratchpad.resize(std::max(scratchpad.size(), mm.pd.scratchpad_desc().get_size()));
   using dnnl::memory;
@@ -343,7 +349,9 @@ void gemm_batched_unobserved(int64_t batch, bool trans_a, bool trans_b, int64_t 
   const bool bf16_items = chosen_precision() == Precision::BF16 && m * n * k >= chosen_bf16_min_work();
   if (batch > 1 && !bf16_items && batch * m * n * k >= kOneDnnMinWork &&
       chosen_library() == GemmLibrary::OneDNN)
-    return gemm_batched_onednn(batch, trans_a, trans_b, m, n, k, alpha, a, b, beta, c);
+    return gemm_batched_onednn({.batch = batch, .m = m, .n = n, .k = k, .trans_a = trans_a, .trans_b = trans_b,
+                                .alpha = alpha, .beta = beta, .bf16 = false, .packed_b = false},
+                               a, b, c);
 #endif
   // Small products, or many of them, run one per thread: no thread waits for
   // another inside a product. A few products of more than ~1 Mflop each, too
@@ -358,6 +366,38 @@ void gemm_batched_unobserved(int64_t batch, bool trans_a, bool trans_b, int64_t 
   parallel_for(batch, 1, [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i)
       gemm_unobserved(trans_a, trans_b, m, n, k, alpha, a + i * sa, b + i * sb, beta, c + i * sc);
+  });
+}
+
+void gemm_grid_unobserved(int64_t outers, int64_t inners, bool trans_a, bool trans_b, int64_t m, int64_t n,
+                          int64_t k, float alpha, const float* a, GridStrides sa, const float* b, GridStrides sb,
+                          float beta, float* c, GridStrides sc) {
+  const int64_t items = outers * inners;
+  if (items == 0 || m == 0 || n == 0) return;
+#ifdef RG_HAVE_ONEDNN
+  if (k > 0 && items * m * n * k >= kOneDnnMinWork && chosen_library() == GemmLibrary::OneDNN)
+    return gemm_batched_onednn({.batch = outers, .m = m, .n = n, .k = k, .trans_a = trans_a, .trans_b = trans_b,
+                                .alpha = alpha, .beta = beta, .bf16 = false, .packed_b = false, .inners = inners,
+                                .a = sa, .b = sb, .c = sc},
+                               a, b, c);
+#endif
+  // On OpenBLAS one item per thread, each a call with its leading dimensions.
+  BlasSerialScope serial;
+  parallel_for(items, 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) {
+      const int64_t p = i / inners, q = i % inners;
+      const float* ai = a + p * sa.outer + q * sa.inner;
+      const float* bi = b + p * sb.outer + q * sb.inner;
+      float* ci = c + p * sc.outer + q * sc.inner;
+      if (k == 0) {  // BLAS leaves C untouched when K = 0; the math says C = beta·C.
+        for (int64_t r = 0; r < m; ++r)
+          for (int64_t j = 0; j < n; ++j) ci[r * sc.ld + j] = beta == 0.0f ? 0.0f : beta * ci[r * sc.ld + j];
+        continue;
+      }
+      cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+                  static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, ai, static_cast<int>(sa.ld),
+                  bi, static_cast<int>(sb.ld), beta, ci, static_cast<int>(sc.ld));
+    }
   });
 }
 
@@ -378,6 +418,16 @@ void gemm_batched(int64_t batch, bool trans_a, bool trans_b, int64_t m, int64_t 
   const GemmCall call{trans_a, trans_b, batch, m, n, k, beta != 0.0f};
   if (observer) observer->gemm_started(call);
   gemm_batched_unobserved(batch, trans_a, trans_b, m, n, k, alpha, a, b, beta, c);
+  if (observer) observer->gemm_finished(call);
+}
+
+void gemm_grid(int64_t outers, int64_t inners, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+               float alpha, const float* a, GridStrides sa, const float* b, GridStrides sb, float beta, float* c,
+               GridStrides sc) {
+  Observer* observer = installed_observer();
+  const GemmCall call{trans_a, trans_b, outers * inners, m, n, k, beta != 0.0f};
+  if (observer) observer->gemm_started(call);
+  gemm_grid_unobserved(outers, inners, trans_a, trans_b, m, n, k, alpha, a, sa, b, sb, beta, c, sc);
   if (observer) observer->gemm_finished(call);
 }
 

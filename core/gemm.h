@@ -57,6 +57,19 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
 void gemm_batched(int64_t batch, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
                   float alpha, const float* a, const float* b, float beta, float* c);
 
+// A grid of products, outers × inners of them, whose matrices lie anywhere at
+// regular strides: item (p, q) of an operand starts p·outer + q·inner floats
+// in, and its rows (as stored) are `ld` apart. Multi-head attention reads
+// each head's rows straight out of [B, T, heads·d] this way (outer T·heads·d,
+// inner d, ld heads·d), where a batched product needed the heads copied out
+// first. Always f32 (its items are small); on oneDNN one call.
+struct GridStrides {
+  int64_t outer, inner, ld;
+};
+void gemm_grid(int64_t outers, int64_t inners, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+               float alpha, const float* a, GridStrides sa, const float* b, GridStrides sb, float beta, float* c,
+               GridStrides sc);
+
 enum class GemmLibrary { OpenBLAS, OneDNN };
 inline constexpr int64_t kOneDnnMinWork = 32 * 32 * 32;
 inline constexpr int64_t kBf16MinWork = int64_t{1} << 22;

@@ -1,7 +1,7 @@
 // MLP attention and multi-head attention; the equations are in attention.h.
 // Both are GEMMs around fused ops (bahdanau_weights, attention_softmax,
-// weighted_sum) and a few primitive ones (permute, rotary); the work is in
-// the GEMMs.
+// weighted_sum; multi-head's per-head products head_scores and head_mix)
+// and rotary; the work is in the GEMMs.
 #include "rmsgrad/layers/attention.h"
 
 #include <cmath>
@@ -31,18 +31,6 @@ Var masked_softmax(const Var& scores, const Tensor& blocked, int axis) {
 Var norm_rows(Norm& norm, const Var& x) {
   std::vector<int64_t> dims = x.shape().dims();
   return reshape(norm.forward(reshape(x, {-1, dims.back()})), dims);
-}
-
-// [B, T, D] → [B·h, T, D/h]: head k of batch item b is row block b·h + k.
-Var split_heads(const Var& x, int64_t heads) {
-  const int64_t batch = x.dim(0), steps = x.dim(1), size = x.dim(2) / heads;
-  return reshape(permute(reshape(x, {batch, steps, heads, size}), {0, 2, 1, 3}), {batch * heads, steps, size});
-}
-
-// [B·h, T, d] → [B, T, h·d], the inverse of split_heads.
-Var merge_heads(const Var& x, int64_t heads) {
-  const int64_t batch = x.dim(0) / heads, steps = x.dim(1), size = x.dim(2);
-  return reshape(permute(reshape(x, {batch, heads, steps, size}), {0, 2, 1, 3}), {batch, steps, heads * size});
 }
 
 }  // namespace
@@ -179,15 +167,13 @@ AttentionOutput MultiHeadAttention::attend(const Var& query, const KeyValues& kv
         tk);
   const int64_t size = model_size_ / heads_;
 
-  Var q = split_heads(rotate(q_proj->forward(query), first_position), heads_);  // [B·h, Tq, d]
-  Var k = split_heads(kv.keys, heads_);                                         // [B·h, Tk, d]
-  Var v = split_heads(kv.values, heads_);                                       // [B·h, Tk, d]
-  Var scores = reshape(matmul(q, k, false, true), {batch, heads_, tq, tk});     // Q Kᵀ
+  // Each head's rows read and written in place in [B, T, h·d] (autograd/attention_ops.h).
+  Var q = rotate(q_proj->forward(query), first_position);          // [B, Tq, h·d]
+  Var scores = head_scores(q, kv.keys, heads_);                    // Q Kᵀ per head: [B, h, Tq, Tk]
   // softmax(Q Kᵀ / sqrt(d)) over the visible keys, blocked ones exactly 0, in one fused op.
   Var weights = attention_softmax(scores, 1.0f / std::sqrt(static_cast<float>(size)), key_mask, causal);
   Var kept = dropout ? dropout->forward(weights) : weights;
-  Var heads_out = matmul(reshape(kept, {batch * heads_, tq, tk}), v);            // [B·h, Tq, d]
-  return {out_proj->forward(merge_heads(heads_out, heads_)), weights};
+  return {out_proj->forward(head_mix(kept, kv.values, heads_)), weights};  // A V per head: [B, Tq, h·d]
 }
 
 }  // namespace rg

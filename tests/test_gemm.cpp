@@ -342,3 +342,63 @@ TEST_CASE("bf16 products: the precision is chosen by name and needs oneDNN as th
   CHECK_THROWS_WITH_AS(set_product_precision(Precision::BF16), doctest::Contains("RG_GEMM chose OpenBLAS"), Error);
   set_gemm_library(before);
 }
+
+TEST_CASE("a grid of products at strides: each item its own product, nothing between items touched") {
+  const GemmLibrary before = gemm_library();
+  std::vector<GemmLibrary> libraries{GemmLibrary::OpenBLAS};
+  if (onednn_available()) libraries.push_back(GemmLibrary::OneDNN);
+  Generator gen(11);
+  // Each operand's items side by side in its rows, as heads in [B, T, H·d],
+  // with 3 floats of gap after each row: item (p, q) starts at
+  // p·rows·ld + q·cols, rows ld = inners·cols + 3 apart.
+  struct Grid {
+    int64_t outers, inners, m, n, k;
+  };
+  auto layout = [](const Grid& g, int64_t rows, int64_t cols) {
+    const int64_t ld = g.inners * cols + 3;
+    return GridStrides{.outer = rows * ld, .inner = cols, .ld = ld};
+  };
+  for (const GemmLibrary library : libraries)
+    for (bool ta : {false, true})
+      for (bool tb : {false, true})
+        for (const Grid& g : {Grid{3, 4, 7, 5, 6}, Grid{2, 4, 22, 22, 64}, Grid{2, 3, 22, 64, 22}}) {
+          CAPTURE(gemm_library_name(library));
+          CAPTURE(ta);
+          CAPTURE(tb);
+          CAPTURE(g.m);
+          const int64_t a_rows = ta ? g.k : g.m, a_cols = ta ? g.m : g.k;
+          const int64_t b_rows = tb ? g.n : g.k, b_cols = tb ? g.k : g.n;
+          const GridStrides sa = layout(g, a_rows, a_cols), sb = layout(g, b_rows, b_cols), sc = layout(g, g.m, g.n);
+          const std::vector<float> a = uniform_values(g.outers * sa.outer, gen), b = uniform_values(g.outers * sb.outer, gen),
+                                   c = uniform_values(g.outers * sc.outer, gen);
+          std::vector<float> got = c;
+          set_gemm_library(library);
+          gemm_grid(g.outers, g.inners, ta, tb, g.m, g.n, g.k, -0.5f, a.data(), sa, b.data(), sb, 1.0f, got.data(), sc);
+          // Each item copied out and multiplied alone on OpenBLAS.
+          set_gemm_library(GemmLibrary::OpenBLAS);
+          std::vector<bool> inside(c.size(), false);
+          double worst = 0.0;
+          for (int64_t p = 0; p < g.outers; ++p)
+            for (int64_t q = 0; q < g.inners; ++q) {
+              auto gather = [p, q](const std::vector<float>& x, GridStrides s, int64_t rows, int64_t cols) {
+                std::vector<float> out(rows * cols);
+                for (int64_t r = 0; r < rows; ++r)
+                  for (int64_t j = 0; j < cols; ++j) out[r * cols + j] = x[p * s.outer + q * s.inner + r * s.ld + j];
+                return out;
+              };
+              const Product item{ta, tb, 1, g.m, g.n, g.k, -0.5f, 1.0f};
+              const std::vector<float> ai = gather(a, sa, a_rows, a_cols), bi = gather(b, sb, b_rows, b_cols),
+                                       ci = gather(c, sc, g.m, g.n);
+              const std::vector<float> alone = run(GemmLibrary::OpenBLAS, item, ai, bi, ci);
+              const std::vector<float> mine = gather(got, sc, g.m, g.n);
+              worst = std::max(worst, worst_of_f32_bound(item, alone, mine, magnitudes(item, ai, bi, ci)));
+              for (int64_t r = 0; r < g.m; ++r)
+                for (int64_t j = 0; j < g.n; ++j) inside[p * sc.outer + q * sc.inner + r * sc.ld + j] = true;
+            }
+          CHECK(worst <= 1.0);
+          int64_t touched = 0;
+          for (size_t i = 0; i < c.size(); ++i) touched += !inside[i] && std::memcmp(&got[i], &c[i], sizeof(float)) != 0;
+          CHECK(touched == 0);
+        }
+  set_gemm_library(before);
+}
