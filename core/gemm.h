@@ -33,8 +33,9 @@
 // exponent range, so gradients need no loss scaling. It needs oneDNN (an
 // rg::Error otherwise).
 //
-// An installed observer (core/observer.h) hears of every gemm and
-// gemm_batched call, on the thread that makes it.
+// An installed observer (core/observer.h) hears of every gemm, gemm_batched
+// and gemm_grid call (a grid as a batch of outers·inners), on the thread
+// that makes it.
 #include <cstdint>
 #include <memory>
 #include <span>

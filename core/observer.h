@@ -33,7 +33,8 @@
 
 namespace rg {
 
-// One call of gemm or gemm_batched (core/gemm.h).
+// One call of gemm, gemm_batched or gemm_grid (core/gemm.h; a grid is a batch
+// of its outers · inners items).
 struct GemmCall {
   bool trans_a = false, trans_b = false;
   int64_t batch = 1, m = 0, n = 0, k = 0;
