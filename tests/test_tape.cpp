@@ -32,6 +32,11 @@ TEST_CASE("a value used twice receives both gradients") {
 // for two threads to split the work.
 TEST_CASE("dropout, relu_dropout and permute give the same gradient whether it is their input's first or not") {
   set_num_threads(2);
+  auto record_in_order = [](bool a_first, auto&& a, auto&& b) {
+    if (a_first) a();
+    b();
+    if (!a_first) a();
+  };
   Generator values(3);
   const Tensor x_value = uniform(Shape{6, 50, 4, 64}, -1.0f, 1.0f, values);
   const Tensor weights = uniform(x_value.shape(), -1.0f, 1.0f, values);
@@ -42,13 +47,7 @@ TEST_CASE("dropout, relu_dropout and permute give the same gradient whether it i
     Generator gen(9), same_gen(9);
     const Tensor mask = dropout_mask(x_value.shape(), 0.25f, same_gen);
     Var dropped, doubled;  // backward runs in reverse: the op recorded first adds to the other's gradient
-    if (dropout_first) {
-      dropped = dropout(x, 0.25f, true, gen);
-      doubled = x * 2.0f;
-    } else {
-      doubled = x * 2.0f;
-      dropped = dropout(x, 0.25f, true, gen);
-    }
+    record_in_order(dropout_first, [&] { dropped = dropout(x, 0.25f, true, gen); }, [&] { doubled = x * 2.0f; });
     (sum(dropped) + sum(doubled)).backward();
     for (int64_t i = 0; i < x_value.numel(); ++i) {
       REQUIRE_MESSAGE(dropped.value().data()[i] == x_value.data()[i] * mask.data()[i], "element " << i);
@@ -67,13 +66,7 @@ TEST_CASE("dropout, relu_dropout and permute give the same gradient whether it i
     Var x = parameter(x_value.clone()), same_x = parameter(x_value.clone());
     Generator gen(9), same_gen(9);
     Var fused, doubled;
-    if (fused_first) {
-      fused = relu_dropout(x, 0.25f, true, gen);
-      doubled = x * 2.0f;
-    } else {
-      doubled = x * 2.0f;
-      fused = relu_dropout(x, 0.25f, true, gen);
-    }
+    record_in_order(fused_first, [&] { fused = relu_dropout(x, 0.25f, true, gen); }, [&] { doubled = x * 2.0f; });
     (sum(fused * constant(weights)) + sum(doubled)).backward();
     Var composed = dropout(relu(same_x), 0.25f, true, same_gen);
     Var same_doubled = same_x * 2.0f;
